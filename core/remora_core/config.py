@@ -1,0 +1,198 @@
+"""Remora's settings: one frozen pydantic model, loaded from layered sources.
+
+Sources, later wins (DESIGN §12): built-in defaults < ``[tool.remora]`` in the
+project's ``pyproject.toml`` < ``remora.yaml`` in the project root < the editor's
+``initializationOptions`` / ``workspace/configuration`` section ``remora``.
+Sections merge key by key, so ``remora.yaml`` can set ``swarm.max_depth`` without
+repeating the rest of ``swarm``.
+
+Bad configuration never stops the server: every invalid or unknown key is
+reported in one message and replaced by its default, and the rest is kept.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+log = logging.getLogger(__name__)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelSettings(_Section):
+    """Which model the agents talk to."""
+
+    provider: Literal["openai_compatible", "local"] | None = None
+    """``None`` picks: an endpoint if ``base_url`` is set, else the local model."""
+    base_url: str | None = None
+    name: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key (never the key itself)."""
+    protocol: Literal["tools", "fenced"] | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class AgentSettings(_Section):
+    """Limits on agent runs."""
+
+    max_concurrency: int = Field(default=2, ge=1)
+    max_turns: int = Field(default=8, ge=1)
+
+
+class SwarmSettings(_Section):
+    """Cascade rules for agents triggering agents."""
+
+    max_depth: int = Field(default=5, ge=1)
+    cooldown_ms: int = Field(default=1000, ge=0)
+    turn_budget: int = Field(default=20, ge=1)
+
+
+class DiscoverySettings(_Section):
+    """Which files are indexed and how."""
+
+    include: list[str] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
+    exclude: list[str] = Field(
+        default_factory=lambda: [
+            ".venv",
+            ".git",
+            "node_modules",
+            ".remora",
+            "__pycache__",
+            ".tox",
+            ".mypy_cache",
+        ]
+    )
+    max_file_bytes: int = Field(default=2_000_000, ge=1)
+    workers: int | None = Field(default=None, ge=1)
+    """Worker processes for start-up indexing; ``None``: one per CPU."""
+    poll_interval_ms: int = Field(default=2000, ge=0)
+    """Disk polling when the editor cannot watch files for us; 0 turns it off."""
+    debounce_ms: int = Field(default=300, ge=0)
+    """Quiet time after typing before a document's changes are persisted."""
+
+
+class IdSettings(_Section):
+    """Node ids."""
+
+    inline_comments: bool = False
+
+
+class SecretSettings(_Section):
+    """Files never shown to a model."""
+
+    exclude: list[str] = Field(
+        default_factory=lambda: [".env*", "*.pem", "*.key", "id_rsa*"]
+    )
+
+
+class RemoraConfig(_Section):
+    """Every setting of one project."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    agents: AgentSettings = Field(default_factory=AgentSettings)
+    swarm: SwarmSettings = Field(default_factory=SwarmSettings)
+    discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
+    ids: IdSettings = Field(default_factory=IdSettings)
+    secrets: SecretSettings = Field(default_factory=SecretSettings)
+    bundles: dict[str, str] = Field(default_factory=dict)
+    """Node kind → bundle name."""
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge two raw settings dicts; ``override`` wins key by key."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _drop(raw: dict[str, Any], location: tuple[Any, ...]) -> None:
+    """Remove the key at ``location`` (as pydantic reports it) from ``raw``."""
+    target: Any = raw
+    for key in location[:-1]:
+        if not isinstance(target, dict) or key not in target:
+            return
+        target = target[key]
+    if isinstance(target, dict):
+        target.pop(location[-1], None)
+    elif isinstance(target, list) and isinstance(location[-1], int):
+        # A bad list item invalidates the list: fall back to its default.
+        _drop(raw, location[:-1])
+
+
+def validate(raw: dict[str, Any]) -> tuple[RemoraConfig, list[str]]:
+    """Validate ``raw``; invalid keys fall back to defaults and are reported."""
+    problems: list[str] = []
+    current = copy.deepcopy(raw)  # invalid keys are dropped from this copy only
+    for _attempt in range(50):
+        try:
+            return RemoraConfig.model_validate(current), problems
+        except ValidationError as error:
+            for item in error.errors():
+                where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+                problems.append(f"{where}: {item['msg']}")
+                if not item["loc"]:
+                    return RemoraConfig(), problems
+                _drop(current, tuple(item["loc"]))
+    return RemoraConfig(), problems
+
+
+def read_project_sources(root: Path) -> tuple[dict[str, Any], list[str]]:
+    """Raw settings from ``pyproject.toml`` and ``remora.yaml`` in ``root``."""
+    raw: dict[str, Any] = {}
+    problems: list[str] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            section = data.get("tool", {}).get("remora", {})
+            if isinstance(section, dict):
+                raw = merge(raw, section)
+            else:
+                problems.append("pyproject.toml: [tool.remora] must be a table")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            problems.append(f"pyproject.toml: {error}")
+    remora_yaml = root / "remora.yaml"
+    if remora_yaml.is_file():
+        try:
+            data = yaml.safe_load(remora_yaml.read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                raw = merge(raw, data)
+            elif data is not None:
+                problems.append("remora.yaml: the top level must be a mapping")
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            problems.append(f"remora.yaml: {error}")
+    return raw, problems
+
+
+def load_config(
+    root: Path | None, editor: dict[str, Any] | None = None
+) -> tuple[RemoraConfig, list[str]]:
+    """The effective settings of a project and every problem found on the way."""
+    raw, problems = read_project_sources(root) if root is not None else ({}, [])
+    if editor is not None:
+        if isinstance(editor, dict):
+            raw = merge(raw, editor)
+        else:
+            problems.append("editor settings for 'remora' must be an object")
+    config, invalid = validate(raw)
+    return config, problems + invalid
+
+
+def describe_problems(problems: list[str]) -> str:
+    """One message for the user listing every configuration problem."""
+    listed = "; ".join(problems)
+    return f"Remora: ignoring invalid settings, using defaults for them: {listed}"

@@ -1,0 +1,205 @@
+"""Find the classes and functions of a parsed Python file.
+
+The walk visits statements only: definitions, and the compound statements and
+blocks that can hold them (``if``, ``try``, ``with``, ``match``, loops, and the
+``ERROR`` nodes tree-sitter leaves where it recovered from a syntax error).
+Expressions are never entered, which keeps a 6k-line file to a couple of
+milliseconds; lambdas are not nodes.
+
+Conventions, matching Python's ``ast`` so the two can be compared by tests:
+
+- a decorated definition is one node whose span starts at its first decorator;
+- a span ends at the last statement of the body: trailing comments that
+  tree-sitter keeps inside the block are not part of the node;
+- ``async def`` is a function; a function whose nearest enclosing definition is a
+  class is a method (also under an ``if`` in the class body);
+- qualified names are dotted from the outermost definition (``Outer.Inner.m``,
+  ``outer.inner`` for a nested function).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from remora_core.model import Definition, NodeKind, Span
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+    from remora_core.text import LineIndex
+
+# Statement nodes that can contain definitions somewhere below them.
+_CONTAINERS = frozenset(
+    {
+        "module",
+        "block",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "match_statement",
+        "case_clause",
+        "ERROR",
+    }
+)
+_DEFINITIONS = frozenset({"function_definition", "class_definition"})
+
+INLINE_ID = re.compile(rb"#\s*(rm_[a-z0-9]{8})\s*$")
+FILE_INLINE_ID = re.compile(rb"\A#\s*remora-file:\s*(rm_[a-z0-9]{8})\s*(?:\r?\n|\r|\Z)")
+
+
+def source_hash(source: bytes) -> str:
+    """Short content hash used to tell whether a node's text changed."""
+    return hashlib.blake2b(source, digest_size=8).hexdigest()
+
+
+def content_end(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The last descendant of ``node`` that is not a comment (or ``node`` itself).
+
+    Walks from the last child backwards with ``child(i)``/``prev_sibling``:
+    building ``children`` lists for long blocks would dominate the cost.
+    """
+    current = node
+    while current.child_count:
+        child = current.child(current.child_count - 1)
+        while child is not None and child.type == "comment":
+            child = child.prev_sibling
+        if child is None:
+            break
+        current = child
+    return current
+
+
+class _Extractor:
+    """One walk over one tree; collects :class:`Definition` objects in order."""
+
+    def __init__(self, text: bytes, lines: LineIndex, read_inline_ids: bool) -> None:
+        self.text = text
+        self.lines = lines
+        self.read_inline_ids = read_inline_ids
+        self.found: list[Definition] = []
+
+    def span(self, start: int, end: int) -> Span:
+        lines = self.lines
+        start_line = lines.line_of(start)
+        end_line = lines.line_of(end)
+        start_of_start = start - self._col(start_line, start)
+        start_of_end = end - self._col(end_line, end)
+        ascii_ = (
+            self.text[start_of_start:start].isascii()
+            and self.text[start_of_end:end].isascii()
+        )
+        return Span(
+            start_byte=start,
+            end_byte=end,
+            start_line=start_line,
+            start_col=start - start_of_start,
+            end_line=end_line,
+            end_col=end - start_of_end,
+            ascii=ascii_,
+        )
+
+    def _col(self, line: int, offset: int) -> int:
+        return offset - self.lines.line_start(line)
+
+    def walk(self, node: tree_sitter.Node, parent: int, scope: str) -> None:
+        for child in node.children:
+            kind = child.type
+            if kind in _DEFINITIONS:
+                self.add(child, child, parent, scope)
+            elif kind == "decorated_definition":
+                definition = child.child_by_field_name("definition")
+                if definition is not None and definition.type in _DEFINITIONS:
+                    self.add(child, definition, parent, scope)
+                else:  # recovered garbage: look inside for anything usable
+                    self.walk(child, parent, scope)
+            elif kind in _CONTAINERS:
+                self.walk(child, parent, scope)
+
+    def add(
+        self,
+        outer: tree_sitter.Node,
+        definition: tree_sitter.Node,
+        parent: int,
+        scope: str,
+    ) -> None:
+        name_node = definition.child_by_field_name("name")
+        body = definition.child_by_field_name("body")
+        if name_node is None or name_node.start_byte == name_node.end_byte:
+            # Nothing to call it: keep looking inside for recoverable children.
+            if body is not None:
+                self.walk(body, parent, scope)
+            return
+        name = (
+            name_node.text.decode("utf-8", errors="replace") if name_node.text else ""
+        )
+        qualified = f"{scope}.{name}" if scope else name
+        if definition.type == "class_definition":
+            kind = NodeKind.CLASS
+        elif parent >= 0 and self.found[parent].kind is NodeKind.CLASS:
+            kind = NodeKind.METHOD
+        else:
+            kind = NodeKind.FUNCTION
+        start = outer.start_byte
+        end = content_end(outer).end_byte
+        index = len(self.found)
+        self.found.append(
+            Definition(
+                kind=kind,
+                name=name,
+                qualified_name=qualified,
+                span=self.span(start, end),
+                name_span=self.span(name_node.start_byte, name_node.end_byte),
+                parent=parent,
+                source_hash=source_hash(self.text[start:end]),
+                inline_id=self.inline_id(definition, name_node),
+            )
+        )
+        if body is not None:
+            self.walk(body, index, qualified)
+
+    def inline_id(
+        self, definition: tree_sitter.Node, name_node: tree_sitter.Node
+    ) -> str | None:
+        """The ``# rm_…`` comment ending the name line or the header's last line."""
+        if not self.read_inline_ids:
+            return None
+        lines = {self.lines.line_of(name_node.start_byte)}
+        for child in definition.children:
+            if child.type == ":":
+                lines.add(self.lines.line_of(child.start_byte))
+        for line in sorted(lines):
+            start = self.lines.line_start(line)
+            match = INLINE_ID.search(
+                self.text, start, self.lines.line_content_end(line)
+            )
+            if match:
+                return match.group(1).decode("ascii")
+        return None
+
+
+def extract_definitions(
+    tree: tree_sitter.Tree,
+    text: bytes,
+    lines: LineIndex,
+    *,
+    read_inline_ids: bool = False,
+) -> list[Definition]:
+    """Every class and function of ``tree``, parents before children."""
+    extractor = _Extractor(text, lines, read_inline_ids)
+    extractor.walk(tree.root_node, -1, "")
+    return extractor.found
+
+
+def file_inline_id(text: bytes) -> str | None:
+    """The id in a ``# remora-file: rm_…`` first line, if there is one."""
+    match = FILE_INLINE_ID.match(text)
+    return match.group(1).decode("ascii") if match else None

@@ -1,0 +1,123 @@
+"""Everything the engine learns from one parse of one file.
+
+``extract_source`` is what worker processes run on start-up (it must stay
+picklable in and out: paths and bytes in, plain dataclasses out) and what the
+open-document path runs after each incremental parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from remora_core.discovery.definitions import extract_definitions, file_inline_id
+from remora_core.discovery.files import SourceSkipped, content_hash, read_source
+from remora_core.discovery.incremental import (
+    DirtyRange,
+    Previous,
+    extract_definitions_after_edit,
+)
+from remora_core.discovery.parser import parse
+from remora_core.discovery.references import (
+    CallSite,
+    ImportRef,
+    extract_calls,
+    extract_imports,
+)
+from remora_core.model import Span
+from remora_core.text import LineIndex
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+    from remora_core.model import Definition
+
+
+@dataclass(slots=True)
+class FileExtraction:
+    """Definitions and raw references of one version of one file."""
+
+    path: str
+    content_hash: str
+    line_count: int
+    definitions: list[Definition]
+    calls: list[CallSite] = field(default_factory=list)
+    imports: list[ImportRef] = field(default_factory=list)
+    file_inline_id: str | None = None
+    has_errors: bool = False
+    has_references: bool = True
+    """False when calls and imports were not extracted (typing hot path)."""
+    span: Span | None = None
+    """The whole file's span."""
+
+
+@dataclass(slots=True)
+class SkippedFile:
+    """A file that was not indexed, and why."""
+
+    path: str
+    reason: str
+
+
+def extract_tree(
+    path: str,
+    text: bytes,
+    tree: tree_sitter.Tree,
+    lines: LineIndex,
+    *,
+    read_inline_ids: bool = False,
+    with_references: bool = True,
+    previous: Previous | None = None,
+    dirty: DirtyRange | None = None,
+) -> FileExtraction:
+    """Extract from an existing parse (the open-document path).
+
+    With ``previous`` and ``dirty`` (the definitions of the last extraction and
+    the bytes edited since), unchanged definitions are reused, not re-walked.
+    """
+    if previous is not None and dirty is not None:
+        definitions = extract_definitions_after_edit(
+            tree, text, lines, previous, dirty, read_inline_ids=read_inline_ids
+        )
+    else:
+        definitions = extract_definitions(
+            tree, text, lines, read_inline_ids=read_inline_ids
+        )
+    end_line = lines.line_of(len(text))
+    last_line = text[lines.line_start(end_line) :]
+    return FileExtraction(
+        path=path,
+        content_hash=content_hash(text),
+        line_count=lines.line_count,
+        definitions=definitions,
+        calls=extract_calls(tree, definitions) if with_references else [],
+        imports=extract_imports(tree) if with_references else [],
+        file_inline_id=file_inline_id(text) if read_inline_ids else None,
+        has_errors=tree.root_node.has_error,
+        has_references=with_references,
+        span=Span(0, len(text), 0, 0, end_line, len(last_line), last_line.isascii()),
+    )
+
+
+def extract_source(path: str, text: bytes, *, read_inline_ids: bool) -> FileExtraction:
+    """Parse and extract a whole file."""
+    return extract_tree(
+        path, text, parse(text), LineIndex(text), read_inline_ids=read_inline_ids
+    )
+
+
+def extract_paths(
+    root: str, paths: list[str], max_bytes: int, read_inline_ids: bool
+) -> list[FileExtraction | SkippedFile]:
+    """Worker-process entry point: read, check and extract a batch of files."""
+    results: list[FileExtraction | SkippedFile] = []
+    base = Path(root)
+    for path in paths:
+        try:
+            text = read_source(base / path, max_bytes)
+        except SourceSkipped as skipped:
+            results.append(SkippedFile(path, str(skipped)))
+            continue
+        results.append(extract_source(path, text, read_inline_ids=read_inline_ids))
+    return results

@@ -1,0 +1,136 @@
+"""Which files of a project are Python sources we index, and reading them safely.
+
+Include and exclude patterns use gitignore syntax (``pathspec``): a pattern with
+no slash, such as ``.venv``, matches that name at any depth; ``**/*.py`` matches
+every Python file. Excluded directories are pruned, never descended into, and so
+is every virtual environment (a directory holding ``pyvenv.cfg``) whatever its
+name — so a package that happens to be called ``venv`` is still indexed.
+
+A file is skipped, with a reason a person understands, when it is larger than the
+size limit, looks binary (has a NUL byte) or is not valid UTF-8. Files declaring
+another encoding with a PEP 263 cookie are skipped too: every offset in the engine
+is a UTF-8 byte offset into the file as it is on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+
+class SourceSkipped(Exception):
+    """A file that is not indexed; the message says why."""
+
+
+def content_hash(data: bytes) -> str:
+    """Hash of a whole file's bytes, used to skip unchanged files on a warm start."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def check_source(data: bytes, max_bytes: int) -> None:
+    """Raise :class:`SourceSkipped` if ``data`` is not text we can index."""
+    if len(data) > max_bytes:
+        raise SourceSkipped(
+            f"larger than the limit of {max_bytes} bytes ({len(data)} bytes; "
+            "raise discovery.max_file_bytes to index it)"
+        )
+    if b"\x00" in data:
+        raise SourceSkipped("looks binary (contains a NUL byte)")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceSkipped(
+            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"
+        ) from None
+
+
+def read_source(path: Path, max_bytes: int) -> bytes:
+    """Read a source file, raising :class:`SourceSkipped` when it must be skipped."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise SourceSkipped(
+                f"larger than the limit of {max_bytes} bytes ({size} bytes; "
+                "raise discovery.max_file_bytes to index it)"
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise SourceSkipped(f"cannot be read ({error.strerror or error})") from None
+    check_source(data, max_bytes)
+    return data
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    """Decides which paths (relative, ``/``-separated) belong to the project."""
+
+    include: pathspec.GitIgnoreSpec
+    exclude: pathspec.GitIgnoreSpec
+
+    @classmethod
+    def from_globs(cls, include: list[str], exclude: list[str]) -> FileFilter:
+        """Build from gitignore-style pattern lists."""
+        return cls(
+            include=pathspec.GitIgnoreSpec.from_lines(include),
+            exclude=pathspec.GitIgnoreSpec.from_lines(exclude),
+        )
+
+    def wants(self, relative: str) -> bool:
+        """Whether the file at ``relative`` is indexed."""
+        return self.include.match_file(relative) and not self.excludes(relative)
+
+    def excludes(self, relative: str) -> bool:
+        """Whether ``relative`` (a file, or a directory ending in ``/``) is excluded.
+
+        A file inside an excluded directory is excluded too.
+        """
+        if self.exclude.match_file(relative):
+            return True
+        parts = PurePosixPath(relative).parts
+        return any(
+            self.exclude.match_file("/".join(parts[:depth]) + "/")
+            for depth in range(1, len(parts))
+        )
+
+
+def relative_path(root: Path, path: Path) -> str | None:
+    """``path`` relative to ``root`` with ``/`` separators, or None if outside."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def is_virtualenv(directory: Path) -> bool:
+    """Whether ``directory`` is a virtual environment (whatever its name)."""
+    return (directory / "pyvenv.cfg").is_file()
+
+
+def list_sources(root: Path, file_filter: FileFilter) -> list[str]:
+    """Relative paths of every indexed file under ``root``, sorted."""
+    found: list[str] = []
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            entries = list(os.scandir(root / prefix if prefix else root))
+        except OSError:
+            continue
+        for entry in entries:
+            relative = f"{prefix}{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not file_filter.exclude.match_file(
+                        relative + "/"
+                    ) and not is_virtualenv(Path(entry.path)):
+                        stack.append(relative + "/")
+                elif entry.is_file() and file_filter.wants(relative):
+                    found.append(relative)
+            except OSError:
+                continue
+    found.sort()
+    return found

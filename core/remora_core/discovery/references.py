@@ -1,0 +1,172 @@
+"""Raw references of a parsed file: call sites and import statements.
+
+These are names, not yet nodes: ``resolve.py`` turns them into ``calls`` and
+``imports`` edges once every file of the project is known. Each call site is
+attributed to the innermost definition that contains it (or to the file for
+module-level code).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import tree_sitter
+
+from remora_core.discovery.parser import query
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from remora_core.model import Definition
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """``owner`` indexes the enclosing definition (-1: the file); ``parts`` is the
+    dotted callee, e.g. ``("self", "save")`` or ``("json", "dumps")``.
+    """
+
+    owner: int
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRef:
+    """One imported module or name.
+
+    ``import a.b as c`` → module ``a.b``, binding ``c``; ``import a.b`` → module
+    ``a.b``, binding ``a``; ``from ..m import f as g`` → module ``m``, level 2,
+    name ``f``, binding ``g``.
+    """
+
+    module: str
+    level: int
+    name: str | None
+    binding: str
+
+
+def _dotted(node: tree_sitter.Node) -> tuple[str, ...] | None:
+    """``a.b.c`` of an attribute chain made of identifiers only, else None."""
+    parts: list[str] = []
+    current = node
+    while current.type == "attribute":
+        attribute = current.child_by_field_name("attribute")
+        obj = current.child_by_field_name("object")
+        if attribute is None or obj is None or not attribute.text:
+            return None
+        parts.append(attribute.text.decode("utf-8", errors="replace"))
+        current = obj
+    if current.type != "identifier" or not current.text:
+        return None
+    parts.append(current.text.decode("utf-8", errors="replace"))
+    parts.reverse()
+    return tuple(parts)
+
+
+class _Owners:
+    """Finds the innermost definition containing a byte offset."""
+
+    def __init__(self, definitions: list[Definition]) -> None:
+        # Definitions are in document order, parents before children, so the
+        # innermost container is the last one that starts before the offset and
+        # still contains it; walking up ``parent`` links finds it quickly.
+        self.definitions = definitions
+        self.starts = [d.span.start_byte for d in definitions]
+
+    def owner(self, offset: int) -> int:
+        index = bisect_right(self.starts, offset) - 1
+        while index >= 0:
+            span = self.definitions[index].span
+            if span.start_byte <= offset < span.end_byte:
+                return index
+            index = self.definitions[index].parent
+        return -1
+
+
+def extract_calls(
+    tree: tree_sitter.Tree, definitions: list[Definition]
+) -> list[CallSite]:
+    """Every resolvable call site of the tree, with its owner."""
+    owners = _Owners(definitions)
+    sites: list[CallSite] = []
+    cursor = _cursor("calls")
+    for node in _in_order(cursor.captures(tree.root_node).get("callee", ())):
+        parts = _dotted(node)
+        if parts:
+            sites.append(CallSite(owners.owner(node.start_byte), parts))
+    return sites
+
+
+def extract_imports(tree: tree_sitter.Tree) -> list[ImportRef]:
+    """Every module and name imported anywhere in the file."""
+    refs: list[ImportRef] = []
+    captured = _cursor("imports").captures(tree.root_node).get("import", ())
+    # Document order matters: a later import of the same name rebinds it.
+    for node in _in_order(captured):
+        if node.type == "import_statement":
+            refs.extend(_plain_import(node))
+        else:
+            refs.extend(_from_import(node))
+    return refs
+
+
+def _plain_import(node: tree_sitter.Node) -> list[ImportRef]:
+    refs = []
+    for child in node.children_by_field_name("name"):
+        if child.type == "aliased_import":
+            module = child.child_by_field_name("name")
+            alias = child.child_by_field_name("alias")
+            if module is not None and alias is not None:
+                refs.append(ImportRef(_text(module), 0, None, _text(alias)))
+        elif child.type == "dotted_name":
+            dotted = _text(child)
+            refs.append(ImportRef(dotted, 0, None, dotted.split(".")[0]))
+    return refs
+
+
+def _from_import(node: tree_sitter.Node) -> list[ImportRef]:
+    source = node.child_by_field_name("module_name")
+    if source is None:
+        return []
+    level = 0
+    module = ""
+    if source.type == "relative_import":
+        for part in source.children:
+            if part.type == "import_prefix":
+                level = len(_text(part).strip())
+            elif part.type == "dotted_name":
+                module = _text(part)
+    else:
+        module = _text(source)
+    refs = []
+    for child in node.children_by_field_name("name"):
+        if child.type == "aliased_import":
+            name = child.child_by_field_name("name")
+            alias = child.child_by_field_name("alias")
+            if name is not None and alias is not None:
+                refs.append(ImportRef(module, level, _text(name), _text(alias)))
+        elif child.type == "dotted_name":
+            name_text = _text(child)
+            refs.append(ImportRef(module, level, name_text, name_text))
+    if any(child.type == "wildcard_import" for child in node.children):
+        refs.append(ImportRef(module, level, "*", "*"))
+    return refs
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node.text else ""
+
+
+def _in_order(nodes: Iterable[tree_sitter.Node]) -> list[tree_sitter.Node]:
+    """Sort captured nodes into document order.
+
+    ``QueryCursor.captures`` does not promise it: depending on what follows,
+    ``import a as m; import b as m`` can come back reversed.
+    """
+    return sorted(nodes, key=lambda node: node.start_byte)
+
+
+def _cursor(name: str) -> tree_sitter.QueryCursor:
+    return tree_sitter.QueryCursor(query(name))

@@ -1,0 +1,293 @@
+"""Keeping a project in step with its files on disk.
+
+- :meth:`DiskSync.index_workspace` runs at start-up: files whose content hash is
+  unchanged since the last run are skipped; the rest are parsed (in worker
+  processes when there are many) and, once every file is in the graph, their
+  edges are resolved — cross-file calls need the whole project.
+- :meth:`DiskSync.files_changed` handles watcher events (or polling): created
+  and changed files are re-indexed, deleted ones orphaned. A created file with
+  the content of a file deleted earlier is that file renamed: its ids stay.
+- :meth:`DiskSync.rename` handles ``workspace/didRenameFiles`` (files and
+  whole directories).
+
+Files the editor has open are left alone: the buffer is their truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from remora_core.discovery import FileExtraction, SkippedFile
+from remora_core.discovery.extract import extract_source
+from remora_core.discovery.files import content_hash
+from remora_core.indexer import Stat, read_one, scan, stat_sources
+from remora_core.model import NodeStatus
+
+if TYPE_CHECKING:
+    from remora_core.progress import ProgressSink
+    from remora_core.project import Project
+
+log = logging.getLogger(__name__)
+
+YIELD_EVERY = 50
+"""Files resolved between two yields to the event loop during start-up."""
+
+
+class DiskSync:
+    """Re-indexes a project's files when they change on disk."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.stats: dict[str, Stat] = {}
+        self.parsed = 0
+        """Files parsed by the last start-up index."""
+
+    def _current(self, path: str, digest: str) -> bool:
+        record = self.project.records.get(path)
+        node = self.project.graph.file_node(path)
+        return (
+            record is not None
+            and record.status == "present"
+            and record.content_hash == digest
+            and node is not None
+            and node.status is NodeStatus.ACTIVE
+        )
+
+    async def index_workspace(self) -> None:
+        """Bring the graph up to date with every file under the root."""
+        project = self.project
+        assert project.root is not None
+        sink = project.progress() if project.progress else None
+        started = time.perf_counter()
+        if sink:
+            sink.begin("Remora: indexing", f"scanning {project.root.name}")
+        self.parsed = 0
+        try:
+            async with project.lock:
+                found = await asyncio.to_thread(
+                    scan,
+                    project.root,
+                    project.filter,
+                    project.config.discovery.max_file_bytes,
+                )
+                self.stats = found.stats
+                for path, reason in found.skipped.items():
+                    if path not in project.documents:
+                        project.skip(path, reason)
+                changed = [
+                    path
+                    for path, digest in found.hashes.items()
+                    if path not in project.documents and not self._current(path, digest)
+                ]
+                missing = [
+                    path
+                    for path, record in project.records.items()
+                    if record.status == "present"
+                    and path not in found.stats
+                    and path not in project.documents
+                ]
+                renamed = self._match_renames(changed, missing, found.hashes)
+                for path in missing:
+                    project.forget(path)
+                reshaped = await self._parse(changed, sink, len(found.hashes))
+                reshaped |= set(missing) | {p for pair in renamed for p in pair}
+                await self.reextract(project.dependents(reshaped))
+                await project.save_dirty()
+        finally:
+            seconds = time.perf_counter() - started
+            summary = (
+                f"{len(self.stats)} files, {self.parsed} parsed, "
+                f"{sum(1 for _ in project.graph.active())} nodes in {seconds:.1f} s"
+            )
+            log.info("indexed %s: %s", project.root, summary)
+            if sink:
+                sink.end(summary)
+
+    def _match_renames(
+        self, changed: list[str], missing: list[str], hashes: dict[str, str]
+    ) -> list[tuple[str, str]]:
+        """Pair files that vanished with new files of the same content."""
+        project = self.project
+        renamed: list[tuple[str, str]] = []
+        by_hash: dict[str, str] = {}
+        for path in missing:
+            digest = project.records[path].content_hash
+            if digest:
+                by_hash[digest] = path
+        for path in changed:
+            if path in project.records and project.records[path].status == "present":
+                continue
+            old = by_hash.pop(hashes.get(path, ""), None)
+            if old is not None and project.rename(old, path):
+                missing.remove(old)
+                renamed.append((old, path))
+                log.info("%s was renamed to %s", old, path)
+        return renamed
+
+    async def _parse(
+        self, paths: list[str], sink: ProgressSink | None, total: int
+    ) -> set[str]:
+        """Parse and apply ``paths``, edges once all are in; return the paths
+        whose set of nodes changed.
+        """
+        project = self.project
+        pending: list[tuple[FileExtraction, list[str]]] = []
+        reshaped: set[str] = set()
+        done = 0
+        async for batch in project.extractor.extract(paths):
+            for result in batch:
+                done += 1
+                if result.path in project.documents:
+                    continue
+                if isinstance(result, SkippedFile):
+                    project.skip(result.path, result.reason)
+                    reshaped.add(result.path)
+                    continue
+                update = project.apply(result.path, result, resolve=False)
+                pending.append((result, update.ids))
+                if update.topology_changed:
+                    reshaped.add(result.path)
+            if sink:
+                sink.report(
+                    f"parsed {done}/{len(paths)} changed files of {total}",
+                    int(100 * done / len(paths)),
+                )
+        for count, (extraction, ids) in enumerate(pending, 1):
+            if extraction.path not in project.documents:
+                project.resolve(extraction.path, extraction, ids)
+            if count % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        self.parsed += len(pending)
+        return reshaped
+
+    async def reextract(self, paths: set[str]) -> None:
+        """Recompute the edges of files whose own text did not change."""
+        project = self.project
+        for path in sorted(paths & set(project.documents)):
+            project.refresh_document(path, with_references=True)
+        on_disk = sorted(p for p in paths if p not in project.documents)
+        async for batch in project.extractor.extract(on_disk):
+            for result in batch:
+                if isinstance(result, FileExtraction) and (
+                    result.path not in project.documents
+                ):
+                    project.apply(result.path, result)
+
+    async def files_changed(
+        self,
+        created: list[str] = (),  # type: ignore[assignment]
+        changed: list[str] = (),  # type: ignore[assignment]
+        deleted: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        """Re-index files created, changed or deleted outside the editor."""
+        project = self.project
+        root = project.root
+        if root is None:
+            return
+        await project.loaded.wait()
+        async with project.lock:
+            touched: set[str] = set()
+            for path in deleted:
+                if path in project.documents or (root / path).exists():
+                    continue
+                if project.forget(path) is not None:
+                    touched.add(path)
+            candidates = [
+                p
+                for p in dict.fromkeys([*created, *changed])
+                if p not in project.documents and project.filter.wants(p)
+            ]
+            max_bytes = project.config.discovery.max_file_bytes
+            for path in candidates:
+                data, reason = await asyncio.to_thread(read_one, root, path, max_bytes)
+                if path in project.documents:
+                    continue
+                if data is None:
+                    if (root / path).exists():
+                        project.skip(path, reason or "unreadable")
+                    elif project.forget(path) is not None:
+                        touched.add(path)
+                    continue
+                digest = content_hash(data)
+                if self._current(path, digest):
+                    continue
+                self._rename_if_moved(path, digest)
+                extraction = await asyncio.to_thread(
+                    extract_source,
+                    path,
+                    data,
+                    read_inline_ids=project.config.ids.inline_comments,
+                )
+                if path not in project.documents:
+                    update = project.apply(path, extraction)
+                    if update.topology_changed:
+                        touched.add(path)
+            await self.reextract(project.dependents(touched))
+            await project.save_dirty()
+
+    def _rename_if_moved(self, path: str, digest: str) -> None:
+        """A new file whose content matches a vanished file is that file, moved."""
+        project = self.project
+        record = project.records.get(path)
+        if record is not None and record.status == "present":
+            return
+        for old, candidate in list(project.records.items()):
+            if (
+                old != path
+                and candidate.content_hash == digest
+                and old not in project.documents
+                and (
+                    candidate.status == "deleted" or not project.absolute(old).exists()
+                )
+            ):
+                if project.rename(old, path):
+                    log.info("%s was renamed to %s", old, path)
+                return
+
+    async def rename(self, pairs: list[tuple[str, str]]) -> None:
+        """Files or directories renamed through the editor."""
+        project = self.project
+        await project.loaded.wait()
+        moved: list[str] = []
+        async with project.lock:
+            for old, new in pairs:
+                for source, target in self._expand(old, new):
+                    if project.rename(source, target):
+                        moved.append(target)
+        await self.files_changed(changed=moved)
+        async with project.lock:
+            await self.reextract(project.dependents(set(moved)))
+            await project.save_dirty()
+
+    def _expand(self, old: str, new: str) -> list[tuple[str, str]]:
+        """A file pair, or every known file under a renamed directory."""
+        project = self.project
+        if old in project.graph.file_ids:
+            return [(old, new)]
+        prefix = old.rstrip("/") + "/"
+        return [
+            (path, new.rstrip("/") + "/" + path[len(prefix) :])
+            for path in project.graph.paths()
+            if path.startswith(prefix)
+        ]
+
+    async def poll(self, interval: float) -> None:
+        """Watch the disk by polling, for editors that cannot watch for us."""
+        project = self.project
+        if project.root is None:
+            return
+        await project.indexed.wait()
+        while not project.closed:
+            await asyncio.sleep(interval)
+            if project.closed:
+                return
+            stats = await asyncio.to_thread(stat_sources, project.root, project.filter)
+            before, self.stats = self.stats, stats
+            created = [p for p in stats if p not in before]
+            changed = [p for p in stats if p in before and stats[p] != before[p]]
+            deleted = [p for p in before if p not in stats]
+            if created or changed or deleted:
+                await self.files_changed(created, changed, deleted)

@@ -1,0 +1,152 @@
+"""Reading a project off the event loop: listing, hashing and parsing files.
+
+Listing and hashing run in a thread (they are I/O). Parsing runs in worker
+processes when there are many files (tree-sitter and the extraction walk are CPU
+work, and two cores beat one), in a thread when there are few (spawning workers
+costs more than it saves). Workers are started with ``spawn`` (the server has
+threads; ``fork`` would copy their locks) and get their stdout pointed at
+stderr, because the LSP speaks on stdout.
+
+The pool lives only as long as a batch needs it, so an idle server holds no
+worker processes; :meth:`Extractor.close` stops a running one at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from remora_core.discovery.extract import FileExtraction, SkippedFile, extract_paths
+from remora_core.discovery.files import (
+    FileFilter,
+    SourceSkipped,
+    content_hash,
+    list_sources,
+    read_source,
+)
+
+log = logging.getLogger(__name__)
+
+POOL_THRESHOLD = 24
+"""Fewer changed files than this are parsed in a thread, not in workers."""
+BATCH_SIZE = 16
+
+
+def _silence_stdout() -> None:
+    """Worker initializer: anything written to fd 1 goes to stderr instead."""
+    os.dup2(2, 1)
+
+
+Stat = tuple[int, int]
+"""``(mtime_ns, size)`` of a file, to notice changes when polling."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """The indexed files on disk: content hashes, skip reasons and stats."""
+
+    hashes: dict[str, str]
+    skipped: dict[str, str]
+    stats: dict[str, Stat]
+
+
+def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
+    """``(mtime_ns, size)`` of every indexed file (blocking)."""
+    stats: dict[str, Stat] = {}
+    for path in list_sources(root, file_filter):
+        try:
+            info = (root / path).stat()
+        except OSError:
+            continue
+        stats[path] = (info.st_mtime_ns, info.st_size)
+    return stats
+
+
+def scan(root: Path, file_filter: FileFilter, max_bytes: int) -> Scan:
+    """List, stat and hash every indexed file (blocking: run it in a thread)."""
+    hashes: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    stats = stat_sources(root, file_filter)
+    for path in stats:
+        try:
+            hashes[path] = content_hash(read_source(root / path, max_bytes))
+        except SourceSkipped as reason:
+            skipped[path] = str(reason)
+    return Scan(hashes, skipped, stats)
+
+
+def read_one(root: Path, path: str, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """A file's bytes, or why it is skipped (blocking)."""
+    try:
+        return read_source(root / path, max_bytes), None
+    except SourceSkipped as reason:
+        return None, str(reason)
+
+
+class Extractor:
+    """Parses batches of files, in worker processes when worth it."""
+
+    def __init__(self, root: Path, max_bytes: int, read_inline_ids: bool, workers: int):
+        self.root = root
+        self.max_bytes = max_bytes
+        self.read_inline_ids = read_inline_ids
+        self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def extract(
+        self, paths: list[str]
+    ) -> AsyncIterator[list[FileExtraction | SkippedFile]]:
+        """Yield results batch by batch as they complete."""
+        if not paths:
+            return
+        if len(paths) < POOL_THRESHOLD or self.workers == 1:
+            for start in range(0, len(paths), BATCH_SIZE):
+                yield await asyncio.to_thread(
+                    extract_paths,
+                    str(self.root),
+                    paths[start : start + BATCH_SIZE],
+                    self.max_bytes,
+                    self.read_inline_ids,
+                )
+            return
+        loop = asyncio.get_running_loop()
+        pool = self._pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_silence_stdout,
+        )
+        try:
+            pending = {
+                loop.run_in_executor(
+                    pool,
+                    extract_paths,
+                    str(self.root),
+                    paths[start : start + BATCH_SIZE],
+                    self.max_bytes,
+                    self.read_inline_ids,
+                )
+                for start in range(0, len(paths), BATCH_SIZE)
+            }
+            while pending:
+                done, pending = await asyncio.wait(
+                    pending, return_when=asyncio.FIRST_COMPLETED
+                )
+                for future in done:
+                    yield future.result()
+        finally:
+            self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Stop a running pool without waiting for its work."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()

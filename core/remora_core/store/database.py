@@ -1,0 +1,191 @@
+"""Opening the project database, applying migrations, and failing gracefully.
+
+One SQLite file per project at ``.remora/remora.db``, opened with aiosqlite in WAL
+mode with a busy timeout and foreign keys on. The directory gets a ``.gitignore``
+of ``*`` so the store never lands in the user's version control.
+
+If the database cannot be used — corrupt, locked by another process past the busy
+timeout, created by a newer Remora, on a read-only disk — :class:`Database` says
+so once through :attr:`Database.problem` and the ``on_problem`` callback, and every
+later write is skipped: the engine keeps serving from memory. The file itself is
+never deleted or overwritten, so nothing the user had is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import aiosqlite
+
+from remora_core.store.migrations import LATEST_VERSION, MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+STORE_DIR = ".remora"
+DB_NAME = "remora.db"
+
+
+class Database:
+    """The connection to one project's store, or the reason there is none."""
+
+    def __init__(self, path: Path, on_problem: Callable[[str], None] | None = None):
+        self.path = path
+        self.connection: aiosqlite.Connection | None = None
+        self.problem: str | None = None
+        self._on_problem = on_problem
+
+    @property
+    def available(self) -> bool:
+        """Whether reads and writes go to disk."""
+        return self.connection is not None and self.problem is None
+
+    @classmethod
+    async def open(
+        cls,
+        root: Path,
+        *,
+        busy_timeout_ms: int = 2000,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> Database:
+        """Open (creating and migrating) the store of the project at ``root``."""
+        directory = root / STORE_DIR
+        database = cls(directory / DB_NAME, on_problem)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            ignore = directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
+            database.connection = await aiosqlite.connect(
+                database.path, isolation_level=None, timeout=busy_timeout_ms / 1000
+            )
+            await database._configure(busy_timeout_ms)
+            await database._migrate()
+        except (OSError, sqlite3.Error, StoreTooNew) as error:
+            await database.fail("open", error)
+        return database
+
+    async def _configure(self, busy_timeout_ms: int) -> None:
+        assert self.connection is not None
+        await self.connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        cursor = await self.connection.execute("PRAGMA journal_mode = WAL")
+        await cursor.fetchall()  # reading the header: fails here if corrupt
+        await self.connection.execute("PRAGMA synchronous = NORMAL")
+        await self.connection.execute("PRAGMA foreign_keys = ON")
+
+    async def version(self) -> int:
+        """The schema version recorded in the file."""
+        assert self.connection is not None
+        cursor = await self.connection.execute("PRAGMA user_version")
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def _migrate(self) -> None:
+        assert self.connection is not None
+        current = await self.version()
+        if current > LATEST_VERSION:
+            raise StoreTooNew(current)
+        for version in range(current + 1, LATEST_VERSION + 1):
+            log.info("migrating %s to schema version %d", self.path, version)
+            script = MIGRATIONS[version - 1]
+            try:
+                await self.connection.executescript(
+                    f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {version};\n"
+                    "COMMIT;"
+                )
+            except sqlite3.Error:
+                if self.connection.in_transaction:
+                    await self.connection.execute("ROLLBACK")
+                raise
+
+    async def transaction(
+        self, work: Callable[[aiosqlite.Connection], Awaitable[T]], what: str
+    ) -> T | None:
+        """Run ``work`` in one write transaction; None (and a logged problem) if the
+        store is unavailable or fails.
+        """
+        if not self.available:
+            return None
+        connection = self.connection
+        assert connection is not None
+        try:
+            await connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = await work(connection)
+            except BaseException:
+                await connection.execute("ROLLBACK")
+                raise
+            await connection.execute("COMMIT")
+            return result
+        except sqlite3.Error as error:
+            await self.fail(what, error)
+            return None
+
+    async def read(
+        self, work: Callable[[aiosqlite.Connection], Awaitable[T]], what: str
+    ) -> T | None:
+        """Run a read; None (and a logged problem) if the store fails."""
+        if not self.available:
+            return None
+        assert self.connection is not None
+        try:
+            return await work(self.connection)
+        except sqlite3.Error as error:
+            await self.fail(what, error)
+            return None
+
+    async def fail(self, what: str, error: BaseException) -> None:
+        """Stop using the store after ``error``, telling the user once."""
+        if self.problem is not None:
+            return
+        self.problem = describe_problem(self.path, what, error)
+        log.error("%s", self.problem, exc_info=error)
+        if self._on_problem is not None:
+            self._on_problem(self.problem)
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            try:
+                await connection.close()
+            except sqlite3.Error as error:
+                log.warning("closing %s: %s", self.path, error)
+
+
+class StoreTooNew(Exception):
+    """The database was written by a newer Remora."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(
+            f"its schema version {version} is newer than this Remora understands "
+            f"({LATEST_VERSION})"
+        )
+
+
+def describe_problem(path: Path, what: str, error: BaseException) -> str:
+    """One sentence a person can act on."""
+    text = str(error) or type(error).__name__
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        advice = (
+            "another process holds it locked (another Remora or a database tool?); "
+            "close it and restart the server"
+        )
+    elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        advice = (
+            "the file is damaged; move it away and restart the server to rebuild it"
+        )
+    elif isinstance(error, StoreTooNew):
+        advice = "upgrade remora-lsp or move the file away"
+    else:
+        advice = "check the disk space and permissions of the .remora directory"
+    return (
+        f"Remora cannot use its project database {path} ({what}: {text}); {advice}. "
+        "Serving from memory: ids will not persist until this is fixed."
+    )

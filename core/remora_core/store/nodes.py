@@ -1,0 +1,192 @@
+"""Reading and writing files, nodes and edges.
+
+The engine keeps the node graph in memory and writes through to these tables:
+one transaction per changed file (or per batch of files on start-up), so the
+database is always a consistent snapshot of whole files.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from remora_core.model import (
+    AgentStatus,
+    CodeNode,
+    Edge,
+    EdgeKind,
+    NodeKind,
+    NodeStatus,
+    Span,
+)
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+    from remora_core.store.database import Database
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """What the store remembers of one file."""
+
+    path: str
+    file_id: str
+    content_hash: str | None
+    status: str = "present"  # present | deleted | skipped
+    skipped_reason: str | None = None
+
+
+@dataclass(slots=True)
+class FileSnapshot:
+    """Everything to write for one file: its record, nodes and outgoing edges."""
+
+    record: FileRecord
+    nodes: list[CodeNode]
+    edges: list[Edge]
+
+
+_NODE_COLUMNS = (
+    "id, kind, name, qualified_name, file_path, start_line, start_col, end_line, "
+    "end_col, start_byte, end_byte, span_ascii, name_line, name_start_col, "
+    "name_end_col, name_start_byte, name_end_byte, name_ascii, source_hash, "
+    "parent_id, status, agent_status, updated_at"
+)
+_NODE_INSERT = (
+    f"INSERT OR REPLACE INTO nodes ({_NODE_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+)
+
+
+def _node_row(node: CodeNode, now: float) -> tuple[object, ...]:
+    span, name = node.span, node.name_span
+    return (
+        node.id,
+        node.kind.value,
+        node.name,
+        node.qualified_name,
+        node.file_path,
+        span.start_line,
+        span.start_col,
+        span.end_line,
+        span.end_col,
+        span.start_byte,
+        span.end_byte,
+        int(span.ascii),
+        name.start_line,
+        name.start_col,
+        name.end_col,
+        name.start_byte,
+        name.end_byte,
+        int(name.ascii),
+        node.source_hash,
+        node.parent_id,
+        node.status.value,
+        node.agent_status.value,
+        now,
+    )
+
+
+def _row_node(row: tuple) -> CodeNode:
+    (
+        id_, kind, name, qualified, path, sl, sc, el, ec, sb, eb, span_ascii,
+        nl, nsc, nec, nsb, neb, name_ascii, source_hash, parent, status, agent, _,
+    ) = row  # fmt: skip
+    return CodeNode(
+        id=id_,
+        kind=NodeKind(kind),
+        name=name,
+        qualified_name=qualified,
+        file_path=path,
+        span=Span(sb, eb, sl, sc, el, ec, bool(span_ascii)),
+        name_span=Span(nsb, neb, nl, nsc, nl, nec, bool(name_ascii)),
+        parent_id=parent,
+        source_hash=source_hash,
+        status=NodeStatus(status),
+        agent_status=AgentStatus(agent),
+    )
+
+
+class NodeStore:
+    """Repository of files, nodes and edges over a :class:`Database`."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def load(self) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
+        """Everything stored, for a warm start (empty lists if unavailable)."""
+
+        async def work(db: aiosqlite.Connection):
+            async with db.execute(
+                "SELECT path, file_id, content_hash, status, skipped_reason FROM files"
+            ) as cursor:
+                files = [FileRecord(*row) async for row in cursor]
+            async with db.execute(f"SELECT {_NODE_COLUMNS} FROM nodes") as cursor:
+                nodes = [_row_node(tuple(row)) for row in await cursor.fetchall()]
+            async with db.execute(
+                "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
+            ) as cursor:
+                edges = [Edge(f, t, EdgeKind(k)) for f, t, k in await cursor.fetchall()]
+            return files, nodes, edges
+
+        loaded = await self.database.read(work, "loading the project")
+        return loaded if loaded is not None else ([], [], [])
+
+    async def save_files(self, snapshots: Iterable[FileSnapshot]) -> bool:
+        """Write whole files in one transaction; False if the store is unusable."""
+        batch = list(snapshots)
+        if not batch:
+            return True
+
+        async def work(db: aiosqlite.Connection) -> bool:
+            now = time.time()
+            paths = [(s.record.path,) for s in batch]
+            await db.executemany(
+                "INSERT OR REPLACE INTO files "
+                "(path, file_id, content_hash, status, skipped_reason, indexed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        s.record.path,
+                        s.record.file_id,
+                        s.record.content_hash,
+                        s.record.status,
+                        s.record.skipped_reason,
+                        now,
+                    )
+                    for s in batch
+                ],
+            )
+            await db.executemany(
+                _NODE_INSERT, [_node_row(n, now) for s in batch for n in s.nodes]
+            )
+            await db.executemany("DELETE FROM edges WHERE file_path = ?", paths)
+            await db.executemany(
+                "INSERT OR IGNORE INTO edges (from_id, to_id, kind, file_path) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (e.from_id, e.to_id, e.kind.value, s.record.path)
+                    for s in batch
+                    for e in s.edges
+                ],
+            )
+            return True
+
+        return bool(await self.database.transaction(work, "saving nodes"))
+
+    async def move_file(self, old: str, new: str) -> bool:
+        """Re-key a renamed file's record, nodes and edges."""
+
+        async def work(db: aiosqlite.Connection) -> bool:
+            await db.execute("DELETE FROM files WHERE path = ?", (new,))
+            await db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+            await db.execute(
+                "UPDATE nodes SET file_path = ? WHERE file_path = ?", (new, old)
+            )
+            await db.execute(
+                "UPDATE edges SET file_path = ? WHERE file_path = ?", (new, old)
+            )
+            return True
+
+        return bool(await self.database.transaction(work, "renaming a file"))

@@ -1,0 +1,1 @@
+"""A tiny inventory package: the example project Remora's README runs on."""

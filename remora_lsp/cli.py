@@ -1,0 +1,65 @@
+"""The ``remora-lsp`` command.
+
+Usage: ``remora-lsp [--tcp HOST:PORT] [--log-file PATH] [-v|-vv] [--version]``.
+Over stdio (the default) the protocol owns file descriptor 1: before anything
+else runs, the real stdout is kept for the protocol and fd 1 is pointed at
+stderr, so a stray ``print`` or a child process's output can never corrupt the
+stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from remora_lsp import __version__
+from remora_lsp.logs import configure
+
+log = logging.getLogger(__name__)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(
+        prog="remora-lsp",
+        description="Remora: a Python language server where every node is an agent.",
+    )
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP")
+    parser.add_argument("--log-file", metavar="PATH", help="log here, not stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="-v info, -vv debug"
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    return parser.parse_args(argv)
+
+
+def _protocol_stdout():
+    """Keep the real stdout for the protocol; send fd 1 to stderr."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return protocol_out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the console script."""
+    args = parse_args(argv)
+    configure(args.verbose, args.log_file)
+    from remora_lsp.server import create_server
+
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            sys.exit(f"remora-lsp: --tcp wants HOST:PORT, got {args.tcp!r}")
+        server = create_server()
+        server.start_tcp(host or "127.0.0.1", int(port))
+        return
+    protocol_out = _protocol_stdout()
+    server = create_server()
+    log.info("remora-lsp %s starting on stdio", __version__)
+    server.start_io(sys.stdin.buffer, protocol_out)
+    # Worker threads blocked on stdin must not keep a finished server alive.
+    logging.shutdown()
+    os._exit(server.exit_code)

@@ -1,0 +1,153 @@
+"""Pure conversions from engine objects to LSP types.
+
+Positions: a span whose line prefixes are ASCII (``Span.ascii``) has the same
+columns in every encoding, so no text is needed; otherwise the file's
+:class:`~remora_core.text.LineIndex` converts its byte offsets. With the UTF-8
+encoding byte columns are used as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from lsprotocol import types
+from remora_core.model import CodeNode, NodeKind, Span
+from remora_core.text import LineIndex, PositionEncoding
+
+SYMBOL_KINDS = {
+    NodeKind.FILE: types.SymbolKind.File,
+    NodeKind.CLASS: types.SymbolKind.Class,
+    NodeKind.FUNCTION: types.SymbolKind.Function,
+    NodeKind.METHOD: types.SymbolKind.Method,
+}
+
+
+def encoding_of(value: object) -> PositionEncoding:
+    """The engine's encoding for the negotiated ``positionEncoding``."""
+    try:
+        return PositionEncoding(str(getattr(value, "value", value)))
+    except ValueError:
+        return PositionEncoding.UTF16
+
+
+def needs_lines(spans: Iterable[Span], encoding: PositionEncoding) -> bool:
+    """Whether converting ``spans`` needs the file's text."""
+    return encoding is not PositionEncoding.UTF8 and not all(s.ascii for s in spans)
+
+
+def to_range(
+    span: Span, encoding: PositionEncoding, lines: LineIndex | None
+) -> types.Range:
+    """The LSP range of ``span``."""
+    if lines is None or span.ascii or encoding is PositionEncoding.UTF8:
+        return types.Range(
+            start=types.Position(line=span.start_line, character=span.start_col),
+            end=types.Position(line=span.end_line, character=span.end_col),
+        )
+    start = lines.position(span.start_byte, encoding)
+    end = lines.position(span.end_byte, encoding)
+    return types.Range(
+        start=types.Position(line=start[0], character=start[1]),
+        end=types.Position(line=end[0], character=end[1]),
+    )
+
+
+def detail(node: CodeNode) -> str:
+    """What the outline shows next to a node's name: its id and agent status."""
+    return f"{node.id} · {node.agent_status.value}"
+
+
+def _json_range(
+    span: Span, encoding: PositionEncoding, lines: LineIndex | None
+) -> dict[str, dict[str, int]]:
+    if lines is None or span.ascii or encoding is PositionEncoding.UTF8:
+        start = (span.start_line, span.start_col)
+        end = (span.end_line, span.end_col)
+    else:
+        start = lines.position(span.start_byte, encoding)
+        end = lines.position(span.end_byte, encoding)
+    return {
+        "start": {"line": start[0], "character": start[1]},
+        "end": {"line": end[0], "character": end[1]},
+    }
+
+
+def document_symbols(
+    nodes: list[CodeNode],
+    encoding: PositionEncoding,
+    lines: LineIndex | None,
+) -> list[dict[str, Any]]:
+    """The hierarchical outline of one file, as plain ``DocumentSymbol`` JSON.
+
+    Built as JSON directly (sent with :class:`~remora_lsp.protocol.PlainJson`):
+    this is the hot path of typing in a large file, where building and
+    unstructuring lsprotocol objects costs more than everything else.
+    """
+    symbols: dict[str, dict[str, Any]] = {}
+    roots: list[dict[str, Any]] = []
+    for node in nodes:
+        symbol = {
+            "name": node.name,
+            "kind": SYMBOL_KINDS[node.kind].value,
+            "range": _json_range(node.span, encoding, lines),
+            "selectionRange": _json_range(node.name_span, encoding, lines),
+            "detail": detail(node),
+            "children": [],
+        }
+        symbols[node.id] = symbol
+        parent = symbols.get(node.parent_id) if node.parent_id else None
+        if parent is not None:
+            parent["children"].append(symbol)
+        else:
+            roots.append(symbol)
+    return roots
+
+
+def symbol_information(
+    node: CodeNode,
+    uri: str,
+    encoding: PositionEncoding,
+    lines: Callable[[str], LineIndex | None],
+    container: str | None,
+) -> types.SymbolInformation:
+    """A workspace symbol; ``lines`` loads a file's index only when needed."""
+    needed = lines(node.file_path) if needs_lines([node.span], encoding) else None
+    return types.SymbolInformation(
+        name=node.name,
+        kind=SYMBOL_KINDS[node.kind],
+        location=types.Location(uri=uri, range=to_range(node.span, encoding, needed)),
+        container_name=f"{container} · {node.id}" if container else node.id,
+    )
+
+
+def _ref(item: dict[str, Any]) -> str:
+    return f"`{item['qualified_name']}` ({item['id']})"
+
+
+def _listing(title: str, items: list[dict[str, Any]], limit: int = 8) -> str:
+    if not items:
+        return f"**{title}:** none"
+    shown = ", ".join(_ref(item) for item in items[:limit])
+    more = f", and {len(items) - limit} more" if len(items) > limit else ""
+    return f"**{title} ({len(items)}):** {shown}{more}"
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """A node card as Markdown for hover."""
+    start, end = card["start_line"] + 1, card["end_line"] + 1
+    parent = card["parent"]
+    lines = [
+        f"**{card['kind']}** `{card['qualified_name']}` · `{card['id']}`",
+        "",
+        f"agent **{card['agent_status']}** · {card['pending_proposals']} pending "
+        f"proposals · node {card['status']}",
+        "",
+        f"`{card['file_path']}` lines {start}–{end}"
+        + (f" · parent {parent['kind']} {_ref(parent)}" if parent else ""),
+        "",
+        _listing("callers", card["callers"]),
+        "",
+        _listing("callees", card["callees"]),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""Read-only node commands: ``remora.node.get`` and ``remora.node.at``.
+
+Both take one JSON object argument (DESIGN §11) and return a node card (or
+null). Code lenses run ``remora.node.get``. The agent and proposal commands
+arrive with agent runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.identity import is_node_id
+
+if TYPE_CHECKING:
+    from remora_lsp.server import RemoraLanguageServer
+
+
+def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
+    """The one JSON object argument every Remora command takes."""
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(
+            f"{command} takes one JSON object argument, got {len(args)} argument(s)"
+        )
+    return args[0]
+
+
+def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
+    if not is_node_id(node_id):
+        raise JsonRpcInvalidParams(
+            "node_id must look like rm_ followed by 8 letters or digits, "
+            f"got {node_id!r}"
+        )
+    for project in ls.projects:
+        node = project.graph.get(node_id)
+        if node is not None:
+            card = project.card(node)
+            card["uri"] = ls.projects.uri(project, node.file_path)
+            return card
+    raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the node commands.
+
+    Command handlers leave ``ls`` unannotated: pygls evaluates their type hints
+    at call time, when the server class (imported for type checking only) is
+    not resolvable from this module.
+    """
+
+    @server.command("remora.node.get")
+    async def node_get(ls, *args: Any) -> dict[str, Any]:
+        arguments = single_object(args, "remora.node.get")
+        for project in ls.projects:
+            await project.loaded.wait()
+        return _node_card(ls, arguments.get("node_id"))
+
+    @server.command("remora.node.at")
+    async def node_at(ls, *args: Any) -> dict[str, Any] | None:
+        arguments = single_object(args, "remora.node.at")
+        uri, position = arguments.get("uri"), arguments.get("position")
+        if not isinstance(position, dict) or not all(
+            isinstance(position.get(k), int) for k in ("line", "character")
+        ):
+            raise JsonRpcInvalidParams(
+                "remora.node.at wants {uri, position: {line, character}}"
+            )
+        project, path = ls.projects.known(uri)
+        await project.loaded.wait()
+        node = project.node_at(
+            path, position["line"], position["character"], ls.encoding
+        )
+        return _node_card(ls, node.id) if node is not None else None

@@ -1,0 +1,43 @@
+"""``textDocument/hover``: the node card of the definition under the cursor.
+
+Hover answers on a definition's header (its decorators and ``def``/``class``
+line), not anywhere in its body, so it does not drown the hovers of other
+servers (types, docs) on ordinary code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from remora_lsp.convert import card_markdown, to_range
+
+if TYPE_CHECKING:
+    from remora_lsp.server import RemoraLanguageServer
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the hover handler."""
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(
+        ls: RemoraLanguageServer, params: types.HoverParams
+    ) -> types.Hover | None:
+        project, path = ls.projects.known(params.text_document.uri)
+        await project.loaded.wait()
+        position = params.position
+        node = project.node_at(path, position.line, position.character, ls.encoding)
+        on_header = node is not None and (
+            node.span.start_line <= position.line <= node.name_span.end_line
+        )
+        if node is None or not on_header:
+            return None
+        lines = project.line_index(path)
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown,
+                value=card_markdown(project.card(node)),
+            ),
+            range=to_range(node.name_span, ls.encoding, lines),
+        )

@@ -1,0 +1,79 @@
+"""``textDocument/codeLens`` and ``codeLens/resolve``: one lens per node.
+
+Lenses sit on each definition's name line and are resolved lazily (the title
+reads the node's agent status and pending proposal count from stored state; a
+lens never calls a model). Clients that cannot resolve get titled lenses at
+once. Clicking a lens runs ``remora.node.get`` for the node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from remora_lsp.convert import needs_lines, to_range
+
+if TYPE_CHECKING:
+    from remora_core.model import CodeNode
+
+    from remora_lsp.server import RemoraLanguageServer
+
+
+def lens_command(node: CodeNode, pending: int) -> types.Command:
+    """The command (and title) a node's lens shows."""
+    noun = "proposal" if pending == 1 else "proposals"
+    return types.Command(
+        title=f"remora · {node.agent_status.value} · {pending} pending {noun}",
+        command="remora.node.get",
+        arguments=[{"node_id": node.id}],
+    )
+
+
+def _can_resolve(ls: RemoraLanguageServer) -> bool:
+    text = ls.client_capabilities.text_document
+    lens = text.code_lens if text else None
+    support = getattr(lens, "resolve_support", None)
+    # VS Code resolves lenses without advertising resolveSupport.
+    return support is None or "command" in (support.properties or [])
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the code lens handlers."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True)
+    )
+    async def code_lens(
+        ls: RemoraLanguageServer, params: types.CodeLensParams
+    ) -> list[types.CodeLens] | None:
+        project, path = ls.projects.known(params.text_document.uri)
+        await project.loaded.wait()
+        nodes = project.outline(path)
+        if not nodes:
+            return None
+        spans = [n.name_span for n in nodes]
+        lines = project.line_index(path) if needs_lines(spans, ls.encoding) else None
+        resolve = _can_resolve(ls)
+        return [
+            types.CodeLens(
+                range=to_range(node.name_span, ls.encoding, lines),
+                data={"node_id": node.id, "uri": params.text_document.uri},
+                command=None if resolve else lens_command(node, 0),
+            )
+            for node in nodes
+        ]
+
+    @server.feature(types.CODE_LENS_RESOLVE)
+    def resolve_code_lens(
+        ls: RemoraLanguageServer, lens: types.CodeLens
+    ) -> types.CodeLens:
+        data: Any = lens.data if isinstance(lens.data, dict) else {}
+        node_id = data.get("node_id")
+        for project in ls.projects:
+            node = project.graph.get(node_id) if isinstance(node_id, str) else None
+            if node is not None:
+                lens.command = lens_command(node, 0)
+                return lens
+        lens.command = types.Command(title="remora · node no longer exists", command="")
+        return lens

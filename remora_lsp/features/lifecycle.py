@@ -1,0 +1,227 @@
+"""Session lifecycle: initialize, initialized, configuration, shutdown and exit.
+
+- ``initialize`` negotiates the position encoding and creates one project per
+  workspace folder with settings from ``pyproject.toml``, ``remora.yaml`` and
+  ``initializationOptions`` (either the settings themselves or under a
+  ``remora`` key). Problems found are shown once the session is up.
+- ``initialized`` pulls ``workspace/configuration`` (section ``remora``) when
+  the client offers it, then starts every project: open the store, load it,
+  index the workspace (with work-done progress when supported).
+- ``workspace/didChangeConfiguration`` re-reads settings and restarts the
+  projects whose effective settings changed (a warm start, ids kept).
+- ``shutdown`` writes everything pending and closes every store and worker
+  pool, so ``exit`` ends the process at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from remora_core.config import describe_problems, load_config, merge
+from remora_core.project import Project
+
+from remora_lsp.convert import encoding_of
+from remora_lsp.logs import forward_to_client
+from remora_lsp.progress import LspProgress, supports_progress
+from remora_lsp.projects import uri_to_path
+
+if TYPE_CHECKING:
+    from remora_lsp.server import RemoraLanguageServer
+
+log = logging.getLogger(__name__)
+
+PARENT_CHECK_S = 5.0
+EXIT_GRACE_S = 10.0
+
+
+def _editor_settings(options: Any) -> dict[str, Any] | None:
+    if not isinstance(options, dict):
+        return None
+    inner = options.get("remora")
+    return inner if isinstance(inner, dict) else options
+
+
+def _folders(params: types.InitializeParams) -> list[Path]:
+    uris = [folder.uri for folder in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    roots = [uri_to_path(uri) for uri in uris]
+    if not uris and params.root_path:
+        roots = [Path(params.root_path)]
+    return [root for root in roots if root is not None and root.is_dir()]
+
+
+def make_project(
+    ls: RemoraLanguageServer, root: Path, settings: dict[str, Any] | None
+) -> tuple[Project, list[str]]:
+    """A project for ``root`` with its effective settings, and their problems."""
+    config, problems = load_config(root, settings)
+    progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
+    project = Project(root, config, notify=ls.tell_user, progress=progress)
+    return project, problems
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the lifecycle handlers."""
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RemoraLanguageServer, params: types.InitializeParams) -> None:
+        ls.encoding = encoding_of(ls.workspace.position_encoding)
+        ls.initialization_settings = _editor_settings(params.initialization_options)
+        ls.editor_settings = ls.initialization_settings
+        for root in _folders(params):
+            project, _problems = make_project(ls, root, ls.editor_settings)
+            ls.projects.add(project)  # problems are shown once the session is up
+        log.info(
+            "initialized for %s, position encoding %s",
+            [str(r) for r in ls.projects.by_root] or "no folder",
+            ls.encoding.value,
+        )
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(
+        ls: RemoraLanguageServer, params: types.InitializedParams
+    ) -> None:
+        forward_to_client(ls)
+        await _pull_settings(ls, restart=False)
+        await _watch_files(ls)
+        for project in ls.projects:
+            ls.run_task(project.start(), name=f"start {project.root}")
+        if ls.process_id:
+            ls.run_task(_watch_parent(ls, ls.process_id), name="parent watch")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: RemoraLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        pushed = _editor_settings(params.settings)
+        if pushed is not None:
+            ls.editor_settings = merge(ls.initialization_settings or {}, pushed)
+        await _pull_settings(ls, restart=True)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: RemoraLanguageServer, params: None) -> None:
+        ls.exit_code = 0
+        await close_everything(ls)
+
+    @server.feature(types.EXIT)
+    async def exit_(ls: RemoraLanguageServer, params: None) -> None:
+        # Also without a shutdown (or while one is still writing): nothing pending
+        # is lost, but a stuck disk must not keep the process alive forever.
+        try:
+            await asyncio.wait_for(close_everything(ls), EXIT_GRACE_S)
+        except TimeoutError:
+            log.error("exit: closing took over %s s; exiting anyway", EXIT_GRACE_S)
+        log.info("exit (code %d)", ls.exit_code)
+        # Everything is written; leave now rather than through asyncio's teardown,
+        # which would wait on the thread blocked reading stdin.
+        logging.shutdown()
+        os._exit(ls.exit_code)
+
+
+async def close_everything(ls: RemoraLanguageServer) -> None:
+    """Write what is pending and close every project, once."""
+    if ls.closing is None:
+        ls.closing = asyncio.ensure_future(_close(ls))
+    await asyncio.shield(ls.closing)
+
+
+async def _close(ls: RemoraLanguageServer) -> None:
+    await asyncio.gather(
+        *(project.close() for project in ls.projects), return_exceptions=True
+    )
+    await ls.tasks.close()
+
+
+async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
+    """Ask the client for section ``remora`` and apply what changed.
+
+    Pulled settings are merged over ``initializationOptions`` key by key.
+    Problems are shown in one message (the same message is never repeated).
+    """
+    workspace = ls.client_capabilities.workspace
+    if workspace is not None and workspace.configuration:
+        try:
+            answer = await ls.workspace_configuration_async(
+                types.ConfigurationParams(
+                    items=[types.ConfigurationItem(section="remora")]
+                )
+            )
+            if answer and isinstance(answer[0], dict):
+                ls.editor_settings = merge(ls.initialization_settings or {}, answer[0])
+        except Exception as error:
+            log.info("workspace/configuration failed: %s", error)
+    problems: list[str] = []
+    for root, project in list(ls.projects.by_root.items()):
+        config, found = load_config(root, ls.editor_settings)
+        problems += [f"{root.name}: {p}" for p in found]
+        if config == project.config:
+            continue
+        if not restart:
+            project.reconfigure(config)
+            continue
+        log.info("settings of %s changed: restarting its project", root)
+        fresh, _ = make_project(ls, root, ls.editor_settings)
+        fresh.documents = project.documents
+        ls.projects.add(fresh)
+        await project.close()
+        ls.run_task(fresh.start(), name=f"restart {root}")
+        if ls.polling:
+            _poll(ls, fresh)
+    if problems:
+        ls.tell_user(describe_problems(problems))
+
+
+async def _watch_files(ls: RemoraLanguageServer) -> None:
+    """Have the editor watch ``**/*.py`` for us, or poll the disk ourselves."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if watched is not None and watched.dynamic_registration:
+        try:
+            await ls.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id="remora-watch-python",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[
+                                    types.FileSystemWatcher(glob_pattern="**/*.py"),
+                                    types.FileSystemWatcher(glob_pattern="**/*.pyi"),
+                                ]
+                            ),
+                        )
+                    ]
+                )
+            )
+            return
+        except Exception as error:
+            log.warning("the editor refused to watch files (%s); polling", error)
+    ls.polling = True
+    for project in ls.projects.by_root.values():
+        _poll(ls, project)
+
+
+def _poll(ls: RemoraLanguageServer, project: Project) -> None:
+    interval = project.config.discovery.poll_interval_ms / 1000
+    if interval > 0:
+        ls.run_task(project.disk.poll(interval), name=f"poll {project.root}")
+
+
+async def _watch_parent(ls: RemoraLanguageServer, pid: int) -> None:
+    """Exit when the editor that started us is gone (no orphaned servers)."""
+    while True:
+        await asyncio.sleep(PARENT_CHECK_S)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            log.warning("the editor (pid %d) is gone; exiting", pid)
+            await asyncio.wait_for(close_everything(ls), EXIT_GRACE_S)
+            os._exit(1)
+        except PermissionError:
+            pass

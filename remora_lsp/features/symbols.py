@@ -1,0 +1,63 @@
+"""``textDocument/documentSymbol`` and ``workspace/symbol``.
+
+The outline is hierarchical: ``range`` is the whole node including its
+decorators, ``selectionRange`` its name, ``detail`` its id and agent status.
+Workspace symbols cover every active node of every project, open or not.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from remora_lsp.convert import document_symbols, needs_lines, symbol_information
+from remora_lsp.protocol import PlainJson
+
+if TYPE_CHECKING:
+    from remora_lsp.server import RemoraLanguageServer
+
+WORKSPACE_SYMBOL_LIMIT = 500
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the symbol handlers."""
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def document_symbol(
+        ls: RemoraLanguageServer, params: types.DocumentSymbolParams
+    ) -> PlainJson | None:
+        project, path = ls.projects.known(params.text_document.uri)
+        await project.loaded.wait()
+        nodes = project.outline(path)
+        if nodes is None and not project.indexed.is_set():
+            await project.indexed.wait()
+            nodes = project.outline(path)
+        if nodes is None:
+            return None
+        spans = [s for n in nodes for s in (n.span, n.name_span)]
+        lines = project.line_index(path) if needs_lines(spans, ls.encoding) else None
+        return PlainJson(document_symbols(nodes, ls.encoding, lines))
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(
+        ls: RemoraLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.SymbolInformation] | None:
+        found = []
+        for project in ls.projects:
+            await project.loaded.wait()
+            lines = cache(project.line_index)
+            for node in project.search(params.query, WORKSPACE_SYMBOL_LIMIT):
+                parent = project.graph.get(node.parent_id) if node.parent_id else None
+                container = parent.qualified_name if parent else None
+                found.append(
+                    symbol_information(
+                        node,
+                        ls.projects.uri(project, node.file_path),
+                        ls.encoding,
+                        lines,
+                        container,
+                    )
+                )
+        return found[:WORKSPACE_SYMBOL_LIMIT] or None

@@ -1,0 +1,117 @@
+"""The server's protocol class: readable errors for malformed messages.
+
+pygls drops a request whose params do not match the LSP types without
+answering it, leaving the editor waiting forever. Here such a request is
+answered with ``InvalidParams`` and a message naming the bad fields; a bad
+notification is logged and skipped.
+
+Open documents live in the engine (``remora_core.documents``), so pygls's own
+copy of every buffer is not kept: the built-in ``didOpen``/``didChange``/
+``didClose`` handlers only call ours.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+log = logging.getLogger(__name__)
+
+
+_CAMEL = re.compile(r"_([a-z])")
+"""snake_case field names from lsprotocol back to the protocol's camelCase."""
+
+
+class _Dropped:
+    """Stands in for a message that could not be read; ignored by dispatch."""
+
+    jsonrpc = "dropped"
+
+
+def describe_invalid(method: str, error: Exception) -> str:
+    """A sentence naming what is wrong with the params of ``method``."""
+    if isinstance(error, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        details = "; ".join(
+            _CAMEL.sub(lambda m: m.group(1).upper(), line.replace("@ $.", "@ "))
+            for line in cattrs.transform_error(error, path="$")
+        )
+    else:
+        details = str(error) or type(error).__name__
+    return f"Invalid params for {method}: {details}"
+
+
+class PlainJson:
+    """A result that is already plain JSON (dicts, lists, str, int).
+
+    Sent as it is: pygls would otherwise run it through cattrs, which costs
+    more than building the JSON on the hot path of ``documentSymbol``.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class RemoraProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol that answers malformed requests."""
+
+    def _send_response(self, msg_id, result=None, error=None):
+        """Send plain-JSON results without cattrs; everything else as usual."""
+        if error is None and isinstance(result, PlainJson):
+            self._send_data(
+                {"jsonrpc": self.VERSION, "id": msg_id, "result": result.value}
+            )
+            return
+        super()._send_response(msg_id, result, error)
+
+    def structure_message(self, data: dict[str, Any]):
+        """Structure a message; answer InvalidParams instead of dropping it."""
+        if "jsonrpc" not in data or "method" not in data:
+            return super().structure_message(data)
+        message_type = self.get_message_type(data["method"])
+        if message_type is None:
+            return super().structure_message(data)
+        try:
+            return self._converter.structure(data, message_type)
+        except Exception as error:
+            text = describe_invalid(data["method"], error)
+            log.warning("%s", text)
+            if "id" in data:
+                self._send_response(
+                    data["id"], error=JsonRpcInvalidParams(text).to_response_error()
+                )
+            return _Dropped()
+
+    def handle_message(self, message):
+        """Dispatch, skipping messages already answered as invalid."""
+        if isinstance(message, _Dropped):
+            return
+        super().handle_message(message)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        """Hand the document to the engine (no pygls copy)."""
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        """Hand the change to the engine (no pygls copy)."""
+        if (
+            handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        ) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        """Tell the engine the document closed (no pygls copy)."""
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None

@@ -1,0 +1,96 @@
+"""The Remora language server: one server class and the ordered feature list.
+
+``RemoraLanguageServer`` holds the projects, the negotiated position encoding,
+the editor's settings and the background task set; every handler receives it
+as ``ls``. Features live one per module in ``features/`` and are registered in
+the order of :data:`FEATURES`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from remora_core.tasks import TaskSet
+from remora_core.text import PositionEncoding
+
+from remora_lsp import __version__
+from remora_lsp.features import (
+    commands,
+    files,
+    hover,
+    lenses,
+    lifecycle,
+    symbols,
+    sync,
+)
+from remora_lsp.projects import Projects
+from remora_lsp.protocol import RemoraProtocol
+
+log = logging.getLogger(__name__)
+
+FEATURES = [lifecycle, sync, symbols, lenses, hover, files, commands]
+"""Feature modules, each with ``register(server)``, in registration order."""
+
+
+class RemoraLanguageServer(LanguageServer):
+    """The server instance every handler receives as ``ls``."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "remora-lsp",
+            __version__,
+            protocol_cls=RemoraProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.projects = Projects()
+        """Workspace folders' projects and the loose project."""
+        self.encoding = PositionEncoding.UTF16
+        """Position encoding negotiated at ``initialize``."""
+        self.initialization_settings: dict[str, Any] | None = None
+        """The ``remora`` settings sent as ``initializationOptions``."""
+        self.editor_settings: dict[str, Any] | None = None
+        """Effective editor settings: initialization options + pulled/pushed."""
+        self.tasks = TaskSet("server")
+        self.polling = False
+        """Whether projects poll the disk (the editor cannot watch files)."""
+        self.closing: asyncio.Future[None] | None = None
+        """Closing every project (started by shutdown, exit or a lost editor)."""
+        self.exit_code = 1
+        """0 once a ``shutdown`` request preceded ``exit``."""
+        self._told: set[str] = set()
+
+    def run_task(self, coroutine: Coroutine[Any, Any, Any], name: str | None = None):
+        """Run a background task that is kept and whose failure is logged."""
+        return self.tasks.spawn(coroutine, name=name)
+
+    def tell_user(
+        self, message: str, kind: types.MessageType = types.MessageType.Warning
+    ) -> None:
+        """Show ``message`` in the editor, once per session."""
+        if message in self._told:
+            return
+        self._told.add(message)
+        log.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def shutdown(self) -> None:
+        """Stop the transport without waiting for the thread blocked on stdin."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool is not None:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if self._server is not None:
+            self._server.close()
+
+
+def create_server() -> RemoraLanguageServer:
+    """A server with every feature registered."""
+    server = RemoraLanguageServer()
+    for feature in FEATURES:
+        feature.register(server)
+    return server

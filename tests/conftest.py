@@ -1,0 +1,29 @@
+"""Shared test helpers: fixture workspaces copied to a temporary directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+WORKSPACES = Path(__file__).parent / "workspaces"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "workspace(name): the fixture workspace a test runs on"
+    )
+    config.addinivalue_line(
+        "markers", "editor_settings(dict): initializationOptions sent by the client"
+    )
+
+
+@pytest.fixture
+def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A fresh copy of the fixture workspace named by ``@pytest.mark.workspace``."""
+    marker = request.node.get_closest_marker("workspace")
+    name = marker.args[0] if marker else "basic"
+    target = tmp_path / name
+    shutil.copytree(WORKSPACES / name, target)
+    return target

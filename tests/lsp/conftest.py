@@ -1,0 +1,78 @@
+"""pytest-lsp fixtures: the real ``remora-lsp`` over stdio, as Neovim and VS Code.
+
+Every test using ``client`` runs twice, once with the capabilities Neovim 0.11
+announces (UTF-8 positions, no dynamic file watching, no file operations) and
+once with VS Code's (UTF-16, dynamic registration, ``didRenameFiles``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.lsp.helpers import wait_indexed
+
+SERVER = Path(sys.executable).with_name("remora-lsp")
+EDITORS = ["neovim", "visual-studio-code"]
+
+
+def initialize_params(editor: str, root: Path, **extra) -> types.InitializeParams:
+    """What ``editor`` sends to open ``root`` as its only workspace folder."""
+    return types.InitializeParams(
+        capabilities=client_capabilities(editor),
+        root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        **extra,
+    )
+
+
+@contextlib.asynccontextmanager
+async def session(editor: str, root: Path, settings: dict | None = None):
+    """A second, hand-started session on ``root`` (for restarts and failures)."""
+    client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
+    client.editor = editor  # type: ignore[attr-defined]
+    client.root = root  # type: ignore[attr-defined]
+    try:
+        await client.initialize_session(
+            initialize_params(editor, root, initialization_options=settings)
+        )
+        await wait_indexed(client)
+        yield client
+        await client.shutdown_session()
+    finally:
+        server = client._server
+        if server is not None and server.returncode is None:
+            server.kill()  # the test failed half-way: do not wait for an exit
+        await client.stop()
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[str(SERVER), "-v"]),
+    params=EDITORS,
+)
+async def client(
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path
+):
+    """A session on a copy of the test's workspace, indexed and ready."""
+    lsp_client.editor = request.param  # type: ignore[attr-defined]
+    lsp_client.root = workspace  # type: ignore[attr-defined]
+    lsp_client.registrations = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: types.RegistrationParams) -> None:
+        lsp_client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    marker = request.node.get_closest_marker("editor_settings")
+    settings = marker.args[0] if marker else None
+    await lsp_client.initialize_session(
+        initialize_params(request.param, workspace, initialization_options=settings)
+    )
+    await wait_indexed(lsp_client)
+    yield
+    await lsp_client.shutdown_session()

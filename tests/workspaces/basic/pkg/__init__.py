@@ -1,0 +1,1 @@
+"""A small package used by Remora's end-to-end tests."""
