@@ -91,8 +91,10 @@ async def main(project: Path) -> int:
     )
     client.initialized(types.InitializedParams())
     await asyncio.wait_for(client.indexed.wait(), timeout=120)
-    print(f"Remora indexed {project} ({client.summary}; session up in "
-          f"{time.perf_counter() - started:.1f} s)\n")
+    print(
+        f"Remora indexed {project} ({client.summary}; session up in "
+        f"{time.perf_counter() - started:.1f} s)\n"
+    )
 
     files = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=""))
     uris = sorted(
@@ -102,7 +104,8 @@ async def main(project: Path) -> int:
     for uri in uris:
         relative = Path(uri.removeprefix("file://")).relative_to(project)
         file_id = next(
-            s.container_name for s in files
+            s.container_name
+            for s in files
             if s.location.uri == uri and s.kind == types.SymbolKind.File
         )
         print(f"{relative}  {file_id}")

@@ -144,10 +144,6 @@ class CodeGraph:
             ids.remove(node_id)
             self._names.pop(path, None)
 
-    def update(self, node: CodeNode) -> None:
-        """Replace one node (same id, same file)."""
-        self.nodes[node.id] = node
-
     def move_file(self, old: str, new: str) -> None:
         """Re-key a renamed file; callers then ``put_file`` its new nodes."""
         if old in self.file_ids:

@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash
-from remora_core.indexer import Stat, read_one, scan, stat_sources
+from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
 from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
@@ -56,8 +57,11 @@ class DiskSync:
             and node.status is NodeStatus.ACTIVE
         )
 
-    async def index_workspace(self) -> None:
-        """Bring the graph up to date with every file under the root."""
+    async def index_workspace(self, scanning: Awaitable[Scan] | None = None) -> None:
+        """Bring the graph up to date with every file under the root.
+
+        ``scanning`` is a listing and hashing of the files already under way.
+        """
         project = self.project
         assert project.root is not None
         sink = project.progress() if project.progress else None
@@ -67,11 +71,14 @@ class DiskSync:
         self.parsed = 0
         try:
             async with project.lock:
-                found = await asyncio.to_thread(
-                    scan,
-                    project.root,
-                    project.filter,
-                    project.config.discovery.max_file_bytes,
+                found = await (
+                    scanning
+                    or asyncio.to_thread(
+                        scan,
+                        project.root,
+                        project.filter,
+                        project.config.discovery.max_file_bytes,
+                    )
                 )
                 self.stats = found.stats
                 for path, reason in found.skipped.items():

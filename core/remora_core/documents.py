@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from remora_core.discovery import FileExtraction, SourceSkipped, extract_tree
 from remora_core.discovery.files import check_source
-from remora_core.discovery.incremental import DirtyRange, Previous
+from remora_core.discovery.incremental import DirtyRange, Previous, walk_definitions
 from remora_core.discovery.parser import parse
 from remora_core.text import LineIndex, PositionEncoding, encode_text, splice
 
@@ -109,16 +109,21 @@ class OpenDocument:
         if self.tree is None:
             self._previous = None
             return None
-        extraction = extract_tree(
+        found = walk_definitions(
+            self.tree,
+            self.text,
+            self.lines,
+            self._previous,
+            self._dirty or DirtyRange(0, 0, 0),
+            read_inline_ids=read_inline_ids,
+        )
+        self._previous, self._dirty = found, None
+        return extract_tree(
             self.path,
             self.text,
             self.tree,
             self.lines,
             read_inline_ids=read_inline_ids,
             with_references=with_references,
-            previous=self._previous,
-            dirty=self._dirty if self._dirty is not None else DirtyRange(0, 0, 0),
+            definitions=found.definitions,
         )
-        self._previous = Previous(extraction.definitions, self.lines.line_count)
-        self._dirty = None
-        return extraction

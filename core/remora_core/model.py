@@ -86,6 +86,8 @@ class Definition:
     parent: int
     source_hash: str
     inline_id: str | None = None
+    has_error: bool = False
+    """Tree-sitter recovered from a syntax error somewhere inside."""
 
 
 @dataclass(frozen=True, slots=True)

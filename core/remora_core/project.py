@@ -30,7 +30,7 @@ from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
 from remora_core.documents import OpenDocument, TextChange
-from remora_core.indexer import Extractor
+from remora_core.indexer import Extractor, scan
 from remora_core.model import CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
@@ -109,7 +109,17 @@ class Project:
 
     async def start(self) -> None:
         """Open the store, load it and index the workspace."""
+        scanning = None
         if self.root is not None:
+            # Listing and hashing the files (a thread) overlaps loading the store.
+            scanning = asyncio.ensure_future(
+                asyncio.to_thread(
+                    scan,
+                    self.root,
+                    self.filter,
+                    self.config.discovery.max_file_bytes,
+                )
+            )
             self.database = await Database.open(self.root, on_problem=self.notify)
             self.store = NodeStore(self.database)
             files, nodes, edges = await self.store.load()
@@ -122,8 +132,8 @@ class Project:
         for path in list(self.documents):
             self.refresh_document(path, with_references=True)
         try:
-            if self.root is not None:
-                await self.disk.index_workspace()
+            if scanning is not None:
+                await self.disk.index_workspace(scanning)
         finally:
             self.indexed.set()
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from remora_core.identity import assign_ids, new_id
+from remora_core.identity import IdAssignment, assign_ids, new_id
 from remora_core.model import AgentStatus, CodeNode, NodeKind, NodeStatus, Span
 
 if TYPE_CHECKING:
     from remora_core.codegraph import CodeGraph
     from remora_core.discovery import FileExtraction
+    from remora_core.model import Definition
 
 
 @dataclass
@@ -71,21 +72,29 @@ def apply_extraction(
     """Replace the nodes of ``path`` with those of ``extraction``."""
     file_node = _file_node(graph, path, extraction)
     previous = {n.id: n for n in graph.file_nodes(path, orphans=True)}
-    assignment = assign_ids(
-        extraction.definitions,
-        previous.values(),
-        taken=graph.nodes.__contains__,
-        foreign_active=lambda i: (
-            (n := graph.get(i)) is not None
-            and n.status is NodeStatus.ACTIVE
-            and n.file_path != path
-        ),
-    )
+    same = _same_shape(graph.file_nodes(path), extraction.definitions)
+    if same is not None:  # typing inside bodies: the common, cheap case
+        assignment = IdAssignment(ids=same)
+    else:
+        assignment = assign_ids(
+            extraction.definitions,
+            previous.values(),
+            taken=graph.nodes.__contains__,
+            foreign_active=lambda i: (
+                (n := graph.get(i)) is not None
+                and n.status is NodeStatus.ACTIVE
+                and n.file_path != path
+            ),
+        )
     update = FileUpdate(path=path, file_id=file_node.id, ids=assignment.ids)
     nodes: list[CodeNode] = []
     for definition, node_id in zip(extraction.definitions, assignment.ids, strict=True):
         before = previous.get(node_id) or graph.get(node_id)
         parent = definition.parent
+        parent_id = assignment.ids[parent] if parent >= 0 else file_node.id
+        if _unchanged(before, definition, parent_id):
+            nodes.append(before)  # type: ignore[arg-type]
+            continue
         node = CodeNode(
             id=node_id,
             kind=definition.kind,
@@ -94,7 +103,7 @@ def apply_extraction(
             file_path=path,
             span=definition.span,
             name_span=definition.name_span,
-            parent_id=assignment.ids[parent] if parent >= 0 else file_node.id,
+            parent_id=parent_id,
             source_hash=definition.source_hash,
             agent_status=before.agent_status if before else AgentStatus.IDLE,
         )
@@ -112,6 +121,38 @@ def apply_extraction(
         nodes.append(old.with_changes(status=NodeStatus.ORPHANED))
     graph.put_file(file_node, nodes)
     return update
+
+
+def _same_shape(
+    active: list[CodeNode], definitions: list[Definition]
+) -> list[str] | None:
+    """The active ids, if the parse has exactly their (qualified name, kind) in
+    order and no inline id says otherwise; None when ids must be matched.
+    """
+    if len(active) != len(definitions):
+        return None
+    for node, definition in zip(active, definitions, strict=True):
+        if (
+            node.qualified_name != definition.qualified_name
+            or node.kind is not definition.kind
+            or definition.inline_id not in (None, node.id)
+        ):
+            return None
+    return [node.id for node in active]
+
+
+def _unchanged(before: CodeNode | None, definition: Definition, parent_id: str) -> bool:
+    """Whether ``before`` already is the node ``definition`` describes."""
+    return (
+        before is not None
+        and before.status is NodeStatus.ACTIVE
+        and before.span == definition.span
+        and before.name_span == definition.name_span
+        and before.source_hash == definition.source_hash
+        and before.parent_id == parent_id
+        and before.qualified_name == definition.qualified_name
+        and before.kind is definition.kind
+    )
 
 
 def orphan_file(graph: CodeGraph, path: str) -> FileUpdate | None:

@@ -31,7 +31,9 @@ def run_demo(project: Path) -> str:
 def test_demo_prints_the_outline_with_stable_ids(tmp_path):
     project = tmp_path / "inventory"
     shutil.copytree(
-        REPO / "examples" / "inventory", project, ignore=shutil.ignore_patterns(".remora")
+        REPO / "examples" / "inventory",
+        project,
+        ignore=shutil.ignore_patterns(".remora"),
     )
     first = run_demo(project)
     nodes = {

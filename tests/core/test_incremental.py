@@ -96,7 +96,7 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return line, len(prefix.encode("utf-16-le")) // 2
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(data=st.data())
 def test_incremental_extraction_matches_a_fresh_one(data):
     text = SOURCE

@@ -33,15 +33,21 @@ def initialize_params(editor: str, root: Path, **extra) -> types.InitializeParam
 
 
 @contextlib.asynccontextmanager
-async def session(editor: str, root: Path, settings: dict | None = None):
-    """A second, hand-started session on ``root`` (for restarts and failures)."""
+async def session(
+    editor: str, root: Path, settings: dict | None = None, *, utf32: bool = False
+):
+    """A hand-started session on ``root`` (for restarts, failures, encodings)."""
     client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
     client.editor = editor  # type: ignore[attr-defined]
     client.root = root  # type: ignore[attr-defined]
-    try:
-        await client.initialize_session(
-            initialize_params(editor, root, initialization_options=settings)
+    params = initialize_params(editor, root, initialization_options=settings)
+    if utf32:
+        params.capabilities.general = types.GeneralClientCapabilities(
+            position_encodings=[types.PositionEncodingKind.Utf32]
         )
+    try:
+        result = await client.initialize_session(params)
+        client.position_encoding = result.capabilities.position_encoding  # type: ignore[attr-defined]
         await wait_indexed(client)
         yield client
         await client.shutdown_session()

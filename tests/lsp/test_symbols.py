@@ -129,3 +129,14 @@ async def test_positions_follow_the_negotiated_encoding(client):
     assert greet.range.end.character == _expected_position(
         text, 13, '"👋🏽 hello"', client.editor
     )
+
+
+async def test_utf32_positions_when_that_is_all_the_client_offers(workspace):
+    from tests.lsp.conftest import session
+
+    async with session("visual-studio-code", workspace, utf32=True) as client:
+        assert client.position_encoding == types.PositionEncodingKind.Utf32
+        path = workspace / "pkg/unicode_names.py"
+        flat = flatten(await symbols(client, path.as_uri()))
+        line = path.read_text(encoding="utf-8").splitlines()[13]
+        assert flat["Ünïcode.grüß"].range.end.character == len(line)  # code points

@@ -86,6 +86,8 @@ class _Extractor:
         self.lines = lines
         self.read_inline_ids = read_inline_ids
         self.found: list[Definition] = []
+        self.node_ends: list[int] = []
+        """End byte of each definition's whole node (trailing comments included)."""
 
     def span(self, start: int, end: int) -> Span:
         lines = self.lines
@@ -151,6 +153,7 @@ class _Extractor:
         start = outer.start_byte
         end = content_end(outer).end_byte
         index = len(self.found)
+        self.node_ends.append(outer.end_byte)
         self.found.append(
             Definition(
                 kind=kind,
@@ -161,6 +164,7 @@ class _Extractor:
                 parent=parent,
                 source_hash=source_hash(self.text[start:end]),
                 inline_id=self.inline_id(definition, name_node),
+                has_error=outer.has_error,
             )
         )
         if body is not None:

@@ -13,11 +13,6 @@ from typing import TYPE_CHECKING
 
 from remora_core.discovery.definitions import extract_definitions, file_inline_id
 from remora_core.discovery.files import SourceSkipped, content_hash, read_source
-from remora_core.discovery.incremental import (
-    DirtyRange,
-    Previous,
-    extract_definitions_after_edit,
-)
 from remora_core.discovery.parser import parse
 from remora_core.discovery.references import (
     CallSite,
@@ -68,19 +63,13 @@ def extract_tree(
     *,
     read_inline_ids: bool = False,
     with_references: bool = True,
-    previous: Previous | None = None,
-    dirty: DirtyRange | None = None,
+    definitions: list[Definition] | None = None,
 ) -> FileExtraction:
     """Extract from an existing parse (the open-document path).
 
-    With ``previous`` and ``dirty`` (the definitions of the last extraction and
-    the bytes edited since), unchanged definitions are reused, not re-walked.
+    ``definitions``, when given, were already found (incrementally) for ``tree``.
     """
-    if previous is not None and dirty is not None:
-        definitions = extract_definitions_after_edit(
-            tree, text, lines, previous, dirty, read_inline_ids=read_inline_ids
-        )
-    else:
+    if definitions is None:
         definitions = extract_definitions(
             tree, text, lines, read_inline_ids=read_inline_ids
         )

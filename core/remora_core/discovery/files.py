@@ -97,14 +97,6 @@ class FileFilter:
         )
 
 
-def relative_path(root: Path, path: Path) -> str | None:
-    """``path`` relative to ``root`` with ``/`` separators, or None if outside."""
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return None
-
-
 def is_virtualenv(directory: Path) -> bool:
     """Whether ``directory`` is a virtual environment (whatever its name)."""
     return (directory / "pyvenv.cfg").is_file()

@@ -88,6 +88,13 @@ def _node_row(node: CodeNode, now: float) -> tuple[object, ...]:
     )
 
 
+# Enum lookups by value are slow by the hundred thousand: map them once.
+_KINDS = {kind.value: kind for kind in NodeKind}
+_STATUSES = {status.value: status for status in NodeStatus}
+_AGENT_STATUSES = {status.value: status for status in AgentStatus}
+_EDGE_KINDS = {kind.value: kind for kind in EdgeKind}
+
+
 def _row_node(row: tuple) -> CodeNode:
     (
         id_, kind, name, qualified, path, sl, sc, el, ec, sb, eb, span_ascii,
@@ -95,7 +102,7 @@ def _row_node(row: tuple) -> CodeNode:
     ) = row  # fmt: skip
     return CodeNode(
         id=id_,
-        kind=NodeKind(kind),
+        kind=_KINDS[kind],
         name=name,
         qualified_name=qualified,
         file_path=path,
@@ -103,8 +110,8 @@ def _row_node(row: tuple) -> CodeNode:
         name_span=Span(nsb, neb, nl, nsc, nl, nec, bool(name_ascii)),
         parent_id=parent,
         source_hash=source_hash,
-        status=NodeStatus(status),
-        agent_status=AgentStatus(agent),
+        status=_STATUSES[status],
+        agent_status=_AGENT_STATUSES[agent],
     )
 
 
@@ -127,7 +134,9 @@ class NodeStore:
             async with db.execute(
                 "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
             ) as cursor:
-                edges = [Edge(f, t, EdgeKind(k)) for f, t, k in await cursor.fetchall()]
+                edges = [
+                    Edge(f, t, _EDGE_KINDS[k]) for f, t, k in await cursor.fetchall()
+                ]
             return files, nodes, edges
 
         loaded = await self.database.read(work, "loading the project")
