@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from remora_lsp.convert import card_markdown, to_range
+from remora_lsp.convert import card_markdown, needs_lines, to_range
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
@@ -33,7 +33,8 @@ def register(server: RemoraLanguageServer) -> None:
         )
         if node is None or not on_header:
             return None
-        lines = project.line_index(path)
+        needed = needs_lines([node.name_span], ls.encoding)
+        lines = project.line_index(path) if needed else None
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,
