@@ -8,6 +8,7 @@ encoding byte columns are used as they are.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -150,4 +151,11 @@ def card_markdown(card: dict[str, Any]) -> str:
         "",
         _listing("callees", card["callees"]),
     ]
+    recent = card.get("recent_events")
+    if recent:
+        shown = ", ".join(
+            f"`{e['type']}` {time.strftime('%H:%M:%S', time.localtime(e['timestamp']))}"
+            for e in recent
+        )
+        lines += ["", f"**recent events:** {shown}"]
     return "\n".join(lines)

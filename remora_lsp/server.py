@@ -21,6 +21,7 @@ from remora_core.text import PositionEncoding
 from remora_lsp import __version__
 from remora_lsp.features import (
     commands,
+    events,
     files,
     hover,
     lenses,
@@ -33,7 +34,7 @@ from remora_lsp.protocol import RemoraProtocol
 
 log = logging.getLogger(__name__)
 
-FEATURES = [lifecycle, sync, symbols, lenses, hover, files, commands]
+FEATURES = [lifecycle, sync, symbols, lenses, hover, files, commands, events]
 """Feature modules, each with ``register(server)``, in registration order."""
 
 
@@ -60,6 +61,8 @@ class RemoraLanguageServer(LanguageServer):
         """Whether projects poll the disk (the editor cannot watch files)."""
         self.closing: asyncio.Future[None] | None = None
         """Closing every project (started by shutdown, exit or a lost editor)."""
+        self.lens_refresh_pending = False
+        """A ``workspace/codeLens/refresh`` is scheduled."""
         self.exit_code = 1
         """0 once a ``shutdown`` request preceded ``exit``."""
         self._told: set[str] = set()

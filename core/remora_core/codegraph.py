@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from remora_core.model import CodeNode, Edge, EdgeKind, NodeKind, NodeStatus
+from remora_core.model import (
+    AgentStatus,
+    CodeNode,
+    Edge,
+    EdgeKind,
+    NodeKind,
+    NodeStatus,
+)
 
 
 class CodeGraph:
@@ -143,6 +150,12 @@ class CodeGraph:
         if ids is not None and node_id in ids:
             ids.remove(node_id)
             self._names.pop(path, None)
+
+    def set_agent_status(self, node_id: str, status: AgentStatus) -> None:
+        """Record what a node's agent is doing."""
+        node = self.nodes.get(node_id)
+        if node is not None:
+            self.nodes[node_id] = node.with_changes(agent_status=status)
 
     def move_file(self, old: str, new: str) -> None:
         """Re-key a renamed file; callers then ``put_file`` its new nodes."""

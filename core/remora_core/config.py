@@ -55,6 +55,8 @@ class SwarmSettings(_Section):
     max_depth: int = Field(default=5, ge=1)
     cooldown_ms: int = Field(default=1000, ge=0)
     turn_budget: int = Field(default=20, ge=1)
+    chain_ttl_s: float = Field(default=3600.0, gt=0)
+    """How long a cascade's chain is remembered (cycle and budget rules)."""
 
 
 class DiscoverySettings(_Section):

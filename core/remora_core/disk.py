@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from remora_core.changes import Changes
 from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash
@@ -98,7 +99,8 @@ class DiskSync:
                 ]
                 renamed = self._match_renames(changed, missing, found.hashes)
                 for path in missing:
-                    project.forget(path)
+                    if (gone := project.forget(path)) is not None:
+                        await project.announce(Changes.of_update(gone))
                 reshaped = await self._parse(changed, sink, len(found.hashes))
                 reshaped |= set(missing) | {p for pair in renamed for p in pair}
                 await self.reextract(project.dependents(reshaped))
@@ -153,10 +155,13 @@ class DiskSync:
                     project.skip(result.path, result.reason)
                     reshaped.add(result.path)
                     continue
+                known = project.graph.file_node(result.path) is not None
                 update = project.apply(result.path, result, resolve=False)
                 pending.append((result, update.ids))
                 if update.topology_changed:
                     reshaped.add(result.path)
+                if known:  # changed since the last run (a first index is not)
+                    await project.announce(Changes.of_update(update))
             if sink:
                 sink.report(
                     f"parsed {done}/{len(paths)} changed files of {total}",
@@ -200,8 +205,9 @@ class DiskSync:
             for path in deleted:
                 if path in project.documents or (root / path).exists():
                     continue
-                if project.forget(path) is not None:
+                if (gone := project.forget(path)) is not None:
                     touched.add(path)
+                    await project.announce(Changes.of_update(gone))
             candidates = [
                 p
                 for p in dict.fromkeys([*created, *changed])
@@ -232,6 +238,7 @@ class DiskSync:
                     update = project.apply(path, extraction)
                     if update.topology_changed:
                         touched.add(path)
+                    await project.announce(Changes.of_update(update))
             await self.reextract(project.dependents(touched))
             await project.save_dirty()
 

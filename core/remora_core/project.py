@@ -26,15 +26,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remora_core.cards import node_card
+from remora_core.changes import Changes, ChangeTracker
 from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
 from remora_core.documents import OpenDocument, TextChange
 from remora_core.indexer import Extractor, scan
-from remora_core.model import CodeNode, NodeStatus
+from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
 from remora_core.store import Database, FileRecord, FileSnapshot, NodeStore
+from remora_core.swarm.engine import Swarm
+from remora_core.swarm.turns import TurnFunction, acknowledge
 from remora_core.tasks import TaskSet
 from remora_core.text import LineIndex, PositionEncoding
 from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_file
@@ -42,6 +45,7 @@ from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_
 if TYPE_CHECKING:
     from remora_core.config import RemoraConfig
     from remora_core.discovery import FileExtraction
+    from remora_core.events.store import StoredEvent
     from remora_core.progress import ProgressSink
 
 log = logging.getLogger(__name__)
@@ -59,18 +63,26 @@ class Project:
         *,
         notify: Callable[[str], None] | None = None,
         progress: Callable[[], ProgressSink] | None = None,
+        turn_function: TurnFunction = acknowledge,
     ) -> None:
         self.root = root
         self.config = config
         self.notify = notify or (lambda message: None)
         """Tells the user about a problem (one message per problem)."""
         self.progress = progress
+        self.turn_function = turn_function
         self.graph = CodeGraph()
         self.modules = ModuleMap()
         self.documents: dict[str, OpenDocument] = {}
         self.records: dict[str, FileRecord] = {}
         self.database: Database | None = None
         self.store: NodeStore | None = None
+        self.swarm = Swarm(None, self.graph, config, turn_function=turn_function)
+        """Replaced by one on the project's store when the project starts."""
+        self.changes = ChangeTracker()
+        self.event_listeners: list[Callable[[StoredEvent], object]] = []
+        """Bus handlers attached to the swarm as soon as it exists (the editor's
+        ``remora/event`` stream): they see every event, start-up ones included."""
         self.tasks = TaskSet(f"project {root}")
         self.loaded = asyncio.Event()
         self.indexed = asyncio.Event()
@@ -128,9 +140,20 @@ class Project:
             for record in files:
                 if record.status == "present":
                     self.modules.add(record.path)
+        self.swarm = Swarm(
+            self.database,
+            self.graph,
+            self.config,
+            turn_function=self.turn_function,
+            on_status=self._set_agent_status,
+        )
+        for number, listener in enumerate(self.event_listeners):
+            self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
+        await self.swarm.start()
         self.loaded.set()
         for path in list(self.documents):
             self.refresh_document(path, with_references=True)
+            self.changes.snapshot(path, self.graph.file_nodes(path))
         try:
             if scanning is not None:
                 await self.disk.index_workspace(scanning)
@@ -147,6 +170,7 @@ class Project:
         self._timers.clear()
         self.extractor.close()
         await self.tasks.close()
+        await self.swarm.close()
         try:
             if self.loaded.is_set():
                 for path in list(self.documents):
@@ -216,6 +240,7 @@ class Project:
         )
         if self.loaded.is_set():
             self.refresh_document(path, with_references=True)
+            self.changes.snapshot(path, self.graph.file_nodes(path))
             self._save_later(path, delay=0)
 
     def change_document(
@@ -238,6 +263,7 @@ class Project:
 
     def close_document(self, path: str) -> None:
         """The editor closed ``path``: the file on disk is the truth again."""
+        self.changes.forget(path)
         if self.documents.pop(path, None) is not None and self.root is not None:
             self._cancel_timer(path)
             self.tasks.spawn(self.disk.files_changed(changed=[path]), name="close")
@@ -331,6 +357,7 @@ class Project:
         self._imports[new] = self._imports.pop(old, set())
         if old in self.documents:
             self.documents[new] = self.documents.pop(old)
+        self.changes.rename(old, new)
         self._dirty.add(new)
         return True
 
@@ -363,7 +390,29 @@ class Project:
                 update = self.refresh_document(path, with_references=True)
                 if update is not None and update.topology_changed:
                     await self.disk.reextract(self.dependents({path}))
+                await self.announce(
+                    self.changes.diff(path, self.graph.file_nodes(path))
+                )
             await self.save_dirty()
+
+    # ---- events ------------------------------------------------------------------
+
+    async def announce(self, changes: Changes) -> None:
+        """Emit the events for ``changes`` (which trigger subscribed agents)."""
+        for event in changes.events():
+            await self.swarm.emit(event)
+        if changes.orphaned:
+            await self.swarm.forget_agents(changes.orphaned)
+
+    def _set_agent_status(self, node_id: str, status: AgentStatus) -> None:
+        node = self.graph.get(node_id)
+        if node is None or node.agent_status is status:
+            return
+        self.graph.set_agent_status(node_id, status)
+        if self.store is not None:
+            self.tasks.spawn(
+                self.store.set_agent_status(node_id, status), name="agent status"
+            )
 
     async def save_dirty(self) -> None:
         """Write every changed file to the store, in batches."""

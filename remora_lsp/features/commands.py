@@ -15,6 +15,8 @@ from remora_core.identity import is_node_id
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
+RECENT_EVENTS = 10
+
 
 def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     """The one JSON object argument every Remora command takes."""
@@ -25,7 +27,7 @@ def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     return args[0]
 
 
-def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
+async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
     if not is_node_id(node_id):
         raise JsonRpcInvalidParams(
             "node_id must look like rm_ followed by 8 letters or digits, "
@@ -36,6 +38,8 @@ def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
         if node is not None:
             card = project.card(node)
             card["uri"] = ls.projects.uri(project, node.file_path)
+            recent = await project.swarm.events.for_node(node_id, RECENT_EVENTS)
+            card["recent_events"] = [stored.to_json() for stored in recent]
             return card
     raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
 
@@ -53,7 +57,7 @@ def register(server: RemoraLanguageServer) -> None:
         arguments = single_object(args, "remora.node.get")
         for project in ls.projects:
             await project.loaded.wait()
-        return _node_card(ls, arguments.get("node_id"))
+        return await _node_card(ls, arguments.get("node_id"))
 
     @server.command("remora.node.at")
     async def node_at(ls, *args: Any) -> dict[str, Any] | None:
@@ -70,4 +74,4 @@ def register(server: RemoraLanguageServer) -> None:
         node = project.node_at(
             path, position["line"], position["character"], ls.encoding
         )
-        return _node_card(ls, node.id) if node is not None else None
+        return await _node_card(ls, node.id) if node is not None else None

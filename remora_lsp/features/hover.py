@@ -2,7 +2,8 @@
 
 Hover answers on a definition's header (its decorators and ``def``/``class``
 line), not anywhere in its body, so it does not drown the hovers of other
-servers (types, docs) on ordinary code.
+servers (types, docs) on ordinary code. The card ends with the node's latest
+events.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from remora_lsp.convert import card_markdown, needs_lines, to_range
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
+
+RECENT_EVENTS = 5
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -35,10 +38,13 @@ def register(server: RemoraLanguageServer) -> None:
             return None
         needed = needs_lines([node.name_span], ls.encoding)
         lines = project.line_index(path) if needed else None
+        card = project.card(node)
+        recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
+        card["recent_events"] = [stored.to_json() for stored in recent]
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,
-                value=card_markdown(project.card(node)),
+                value=card_markdown(card),
             ),
             range=to_range(node.name_span, ls.encoding, lines),
         )

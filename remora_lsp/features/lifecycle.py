@@ -27,6 +27,7 @@ from remora_core.config import describe_problems, load_config, merge
 from remora_core.project import Project
 
 from remora_lsp.convert import encoding_of
+from remora_lsp.features.events import forward_events
 from remora_lsp.logs import forward_to_client
 from remora_lsp.progress import LspProgress, supports_progress
 from remora_lsp.projects import uri_to_path
@@ -64,6 +65,7 @@ def make_project(
     config, problems = load_config(root, settings)
     progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
     project = Project(root, config, notify=ls.tell_user, progress=progress)
+    forward_events(ls, project)
     return project, problems
 
 
@@ -73,6 +75,7 @@ def register(server: RemoraLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RemoraLanguageServer, params: types.InitializeParams) -> None:
         ls.encoding = encoding_of(ls.workspace.position_encoding)
+        forward_events(ls, ls.projects.loose)
         ls.initialization_settings = _editor_settings(params.initialization_options)
         ls.editor_settings = ls.initialization_settings
         for root in _folders(params):

@@ -32,6 +32,36 @@ def initialize_params(editor: str, root: Path, **extra) -> types.InitializeParam
     )
 
 
+def plain(value):
+    """JSON-like data from what pygls gives for custom messages (named tuples)."""
+    if hasattr(value, "_asdict"):
+        return {key: plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
+
+
+def record_server_messages(client: LanguageClient) -> None:
+    """Keep what an editor would react to: registrations, events, refreshes."""
+    client.registrations = []  # type: ignore[attr-defined]
+    client.events = []  # type: ignore[attr-defined]
+    client.lens_refreshes = 0  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    @client.feature("remora/event")
+    def remora_event(params) -> None:
+        client.events.append(plain(params))  # type: ignore[attr-defined]
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params) -> None:
+        client.lens_refreshes += 1  # type: ignore[attr-defined]
+
+
 @contextlib.asynccontextmanager
 async def session(
     editor: str, root: Path, settings: dict | None = None, *, utf32: bool = False
@@ -40,6 +70,7 @@ async def session(
     client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
     client.editor = editor  # type: ignore[attr-defined]
     client.root = root  # type: ignore[attr-defined]
+    record_server_messages(client)
     params = initialize_params(editor, root, initialization_options=settings)
     if utf32:
         params.capabilities.general = types.GeneralClientCapabilities(
@@ -68,11 +99,7 @@ async def client(
     """A session on a copy of the test's workspace, indexed and ready."""
     lsp_client.editor = request.param  # type: ignore[attr-defined]
     lsp_client.root = workspace  # type: ignore[attr-defined]
-    lsp_client.registrations = []  # type: ignore[attr-defined]
-
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register_capability(params: types.RegistrationParams) -> None:
-        lsp_client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+    record_server_messages(lsp_client)
 
     marker = request.node.get_closest_marker("editor_settings")
     settings = marker.args[0] if marker else None

@@ -13,6 +13,7 @@ never deleted or overwritten, so nothing the user had is lost.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,8 @@ class Database:
         self.connection: aiosqlite.Connection | None = None
         self.problem: str | None = None
         self._on_problem = on_problem
+        self._writing = asyncio.Lock()
+        """One connection, one transaction at a time: writers take turns."""
 
     @property
     def available(self) -> bool:
@@ -109,22 +112,39 @@ class Database:
         """Run ``work`` in one write transaction; None (and a logged problem) if the
         store is unavailable or fails.
         """
-        if not self.available:
-            return None
-        connection = self.connection
-        assert connection is not None
-        try:
-            await connection.execute("BEGIN IMMEDIATE")
+        async with self._writing:
+            if not self.available:
+                return None
+            connection = self.connection
+            assert connection is not None
             try:
-                result = await work(connection)
-            except BaseException:
-                await connection.execute("ROLLBACK")
-                raise
-            await connection.execute("COMMIT")
-            return result
-        except sqlite3.Error as error:
-            await self.fail(what, error)
-            return None
+                try:
+                    await connection.execute("BEGIN IMMEDIATE")
+                    result = await work(connection)
+                    await connection.execute("COMMIT")
+                except BaseException:
+                    # Also when cancelled while BEGIN or COMMIT was under way: the
+                    # statement still runs in aiosqlite's thread, and a transaction
+                    # left open would make every later write fail.
+                    await self._roll_back(connection)
+                    raise
+                return result
+            except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
+                raise  # a bug in what was written, not a broken store
+            except sqlite3.Error as error:
+                await self.fail(what, error)
+                return None
+
+    async def _roll_back(self, connection: aiosqlite.Connection) -> None:
+        """End the open transaction, if any.
+
+        Queued behind whatever was sent before (aiosqlite runs statements in
+        order), so it sees the outcome of an interrupted BEGIN or COMMIT.
+        """
+        try:
+            await connection.execute("ROLLBACK")
+        except Exception as error:  # no transaction was open: nothing to undo
+            log.debug("rollback of %s: %s", self.path, error)
 
     async def read(
         self, work: Callable[[aiosqlite.Connection], Awaitable[T]], what: str

@@ -55,6 +55,55 @@ MIGRATIONS: list[str] = [
     CREATE INDEX edges_by_target ON edges(to_id, kind);
     CREATE INDEX edges_by_file ON edges(file_path);
     """,
+    # 2: events, subscriptions, cascade chains and runs (DESIGN §5-§7).
+    """
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        timestamp REAL NOT NULL,
+        correlation_id TEXT,
+        run_id TEXT,
+        agent_id TEXT,
+        from_agent TEXT,
+        to_agent TEXT,
+        depth INTEGER NOT NULL DEFAULT 0,
+        payload TEXT NOT NULL  -- the whole event as JSON
+    );
+    CREATE INDEX events_by_type ON events(type, seq);
+    CREATE INDEX events_by_correlation ON events(correlation_id, seq);
+    CREATE TABLE event_nodes (  -- every node an event concerns, for queries
+        node_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (node_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE subscriptions (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        pattern TEXT NOT NULL,  -- JSON
+        is_default INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX subscriptions_by_agent ON subscriptions(agent_id);
+    CREATE TABLE activation_chain (
+        correlation_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        timestamp REAL NOT NULL,
+        PRIMARY KEY (correlation_id, agent_id)
+    );
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        node_id TEXT NOT NULL,
+        trigger_event_id TEXT,
+        correlation_id TEXT,
+        status TEXT NOT NULL,  -- running | completed | failed | cancelled | interrupted
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        error TEXT
+    );
+    CREATE INDEX runs_by_status ON runs(status);
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -184,6 +184,17 @@ class NodeStore:
 
         return bool(await self.database.transaction(work, "saving nodes"))
 
+    async def set_agent_status(self, node_id: str, status: AgentStatus) -> None:
+        """Record what one node's agent is doing."""
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "UPDATE nodes SET agent_status = ? WHERE id = ?",
+                (status.value, node_id),
+            )
+
+        await self.database.transaction(work, "saving an agent status")
+
     async def move_file(self, old: str, new: str) -> bool:
         """Re-key a renamed file's record, nodes and edges."""
 

@@ -1,0 +1,1 @@
+"""Events: typed models, the persisted log, subscriptions and the in-process bus."""

@@ -1,0 +1,303 @@
+"""Typed events: one frozen pydantic model per type of the taxonomy (DESIGN §6).
+
+Every event has an envelope — ``id``, ``type`` (the snake_case discriminator),
+``timestamp``, ``correlation_id`` (the cascade it belongs to), ``run_id`` (the
+agent run that produced it, if any), ``depth`` (how many agent turns deep in its
+cascade it was produced: 0 for a person's edit or message) — and the fields of
+its type. ``agent_id`` names the agent an event is about, ``from_agent`` and
+``to_agent`` route messages. Events are parsed back from JSON with
+:func:`parse_event`; a stored event also carries its ``seq`` (see ``store.py``).
+
+The taxonomy is the design's, extended with the swarm's own bookkeeping:
+``trigger_refused`` (a cascade rule said no, and why) and ``run_interrupted``
+(a run was in flight when the process died).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+def new_event_id() -> str:
+    """A fresh, unique event id."""
+    return f"ev_{uuid.uuid4().hex}"
+
+
+def new_correlation_id() -> str:
+    """A fresh correlation id (one per cascade started by a person)."""
+    return f"co_{uuid.uuid4().hex[:16]}"
+
+
+class BaseEvent(BaseModel):
+    """The envelope every event has."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=new_event_id)
+    timestamp: float = Field(default_factory=time.time)
+    correlation_id: str = Field(default_factory=new_correlation_id)
+    run_id: str | None = None
+    depth: int = 0
+    agent_id: str | None = None
+    from_agent: str | None = None
+    to_agent: str | None = None
+
+    def concerned_nodes(self) -> tuple[str, ...]:
+        """Every node this event is about (for queries by node and matching)."""
+        ids: list[str] = [
+            i for i in (self.agent_id, self.from_agent, self.to_agent) if i
+        ]
+        for name in ("node_id", "node_ids", "added", "removed", "orphaned"):
+            value = getattr(self, name, None)
+            if isinstance(value, str):
+                ids.append(value)
+            elif value:
+                ids.extend(value)
+        return tuple(dict.fromkeys(ids))
+
+    def file(self) -> str | None:
+        """The file this event is about, for events that have one."""
+        return getattr(self, "path", None)
+
+    def labels(self) -> tuple[str, ...]:
+        """The event's tags (messages have them)."""
+        return tuple(getattr(self, "tags", ()))
+
+
+class ContentChanged(BaseEvent):
+    """The text of nodes changed (an edit, a file changed on disk, start-up)."""
+
+    type: Literal["content_changed"] = "content_changed"
+    path: str
+    node_ids: tuple[str, ...]
+    change: Literal["created", "modified", "deleted"] = "modified"
+
+
+class TopologyChanged(BaseEvent):
+    """Nodes appeared in or disappeared from a file."""
+
+    type: Literal["topology_changed"] = "topology_changed"
+    path: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    orphaned: tuple[str, ...] = ()
+
+
+class HumanChat(BaseEvent):
+    """A person wrote to an agent."""
+
+    type: Literal["human_chat"] = "human_chat"
+    to_agent: str
+    message: str
+
+
+class AgentMessage(BaseEvent):
+    """One agent wrote to another."""
+
+    type: Literal["agent_message"] = "agent_message"
+    from_agent: str
+    to_agent: str
+    message: str
+    tags: tuple[str, ...] = ()
+
+
+class AgentStarted(BaseEvent):
+    """An agent's turn began; ``trigger_ids`` are the events it is reacting to."""
+
+    type: Literal["agent_started"] = "agent_started"
+    agent_id: str
+    trigger_ids: tuple[str, ...] = ()
+
+
+class AgentCompleted(BaseEvent):
+    """An agent's turn ended normally."""
+
+    type: Literal["agent_completed"] = "agent_completed"
+    agent_id: str
+    result: str = ""
+
+
+class AgentFailed(BaseEvent):
+    """An agent's turn ended with an error."""
+
+    type: Literal["agent_failed"] = "agent_failed"
+    agent_id: str
+    error: str
+
+
+class AgentCancelled(BaseEvent):
+    """An agent's turn was cancelled."""
+
+    type: Literal["agent_cancelled"] = "agent_cancelled"
+    agent_id: str
+    reason: str = ""
+
+
+class AgentBlocked(BaseEvent):
+    """An agent waits for a person's answer."""
+
+    type: Literal["agent_blocked"] = "agent_blocked"
+    agent_id: str
+    question_id: str
+    question: str
+    options: tuple[str, ...] = ()
+
+
+class AgentResumed(BaseEvent):
+    """A person answered an agent's question."""
+
+    type: Literal["agent_resumed"] = "agent_resumed"
+    agent_id: str
+    question_id: str
+    answer: str
+
+
+class ModelRequest(BaseEvent):
+    """A request went to the model."""
+
+    type: Literal["model_request"] = "model_request"
+    model: str = ""
+
+
+class ModelResponse(BaseEvent):
+    """The model answered."""
+
+    type: Literal["model_response"] = "model_response"
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class ToolCalled(BaseEvent):
+    """An agent called a tool."""
+
+    type: Literal["tool_called"] = "tool_called"
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(BaseEvent):
+    """A tool answered."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool: str
+    ok: bool
+    summary: str = ""
+
+
+class RewriteProposed(BaseEvent):
+    """An agent proposed new source for a node."""
+
+    type: Literal["rewrite_proposed"] = "rewrite_proposed"
+    proposal_id: str
+    node_id: str
+    diff: str
+
+
+class RewriteApplied(BaseEvent):
+    """A person accepted a proposal and it is in the document."""
+
+    type: Literal["rewrite_applied"] = "rewrite_applied"
+    proposal_id: str
+    node_id: str
+
+
+class RewriteRejected(BaseEvent):
+    """A person rejected a proposal."""
+
+    type: Literal["rewrite_rejected"] = "rewrite_rejected"
+    proposal_id: str
+    node_id: str
+    feedback: str = ""
+
+
+class RewriteStale(BaseEvent):
+    """A proposal's node changed before a decision; it will not be applied."""
+
+    type: Literal["rewrite_stale"] = "rewrite_stale"
+    proposal_id: str
+    node_id: str
+
+
+class CheckpointCreated(BaseEvent):
+    """A snapshot of agent state was taken."""
+
+    type: Literal["checkpoint_created"] = "checkpoint_created"
+    checkpoint_id: str
+
+
+class GraphStarted(BaseEvent):
+    """A batch graph began."""
+
+    type: Literal["graph_started"] = "graph_started"
+    graph_id: str
+
+
+class GraphCompleted(BaseEvent):
+    """A batch graph ended."""
+
+    type: Literal["graph_completed"] = "graph_completed"
+    graph_id: str
+    ok: bool = True
+
+
+class TriggerRefused(BaseEvent):
+    """A cascade rule stopped an event from triggering an agent."""
+
+    type: Literal["trigger_refused"] = "trigger_refused"
+    agent_id: str
+    trigger_id: str
+    rule: Literal["max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent"]
+    reason: str
+
+
+class RunInterrupted(BaseEvent):
+    """A run was in flight when the process stopped (found on the next start)."""
+
+    type: Literal["run_interrupted"] = "run_interrupted"
+    agent_id: str
+
+
+Event = Annotated[
+    ContentChanged
+    | TopologyChanged
+    | HumanChat
+    | AgentMessage
+    | AgentStarted
+    | AgentCompleted
+    | AgentFailed
+    | AgentCancelled
+    | AgentBlocked
+    | AgentResumed
+    | ModelRequest
+    | ModelResponse
+    | ToolCalled
+    | ToolResult
+    | RewriteProposed
+    | RewriteApplied
+    | RewriteRejected
+    | RewriteStale
+    | CheckpointCreated
+    | GraphStarted
+    | GraphCompleted
+    | TriggerRefused
+    | RunInterrupted,
+    Field(discriminator="type"),
+]
+"""Any event, discriminated by ``type``."""
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    cls.model_fields["type"].default for cls in BaseEvent.__subclasses__()
+)
+"""Every event type name."""
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """An event from its JSON (text or already decoded)."""
+    if isinstance(data, dict):
+        return EVENT_ADAPTER.validate_python(data)
+    return EVENT_ADAPTER.validate_json(data)

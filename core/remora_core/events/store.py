@@ -1,0 +1,228 @@
+"""The append-only event log: persisted first, with a monotonically rising ``seq``.
+
+Appends are group-committed: every event appended while a write is under way
+goes into the next transaction, so a burst of events costs one commit, while a
+lone event is written at once. ``append`` returns only after the event is
+committed (WAL, one transaction per batch), so whatever happens next —
+matching, triggers, notifications — happens to an event that survives a crash.
+
+Without a usable database (memory-only projects, a damaged store) the log keeps
+``seq`` in memory and remembers the last :data:`MEMORY_KEEP` events for queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from remora_core.events.models import Event, parse_event
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+    from remora_core.store.database import Database
+
+log = logging.getLogger(__name__)
+
+MEMORY_KEEP = 10_000
+
+_INSERT = (
+    "INSERT INTO events (seq, id, type, timestamp, correlation_id, run_id, "
+    "agent_id, from_agent, to_agent, depth, payload) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event with its place in the log."""
+
+    seq: int
+    event: Event
+
+    def to_json(self) -> dict[str, Any]:
+        """The event's JSON with its ``seq`` (what clients receive)."""
+        return {**self.event.model_dump(mode="json"), "seq": self.seq}
+
+
+def _row(seq: int, event: Event) -> tuple[Any, ...]:
+    return (
+        seq,
+        event.id,
+        event.type,
+        event.timestamp,
+        event.correlation_id,
+        event.run_id,
+        event.agent_id,
+        event.from_agent,
+        event.to_agent,
+        event.depth,
+        event.model_dump_json(),
+    )
+
+
+class EventStore:
+    """Appends events durably and answers queries over them."""
+
+    def __init__(self, database: Database | None) -> None:
+        self.database = database
+        self.last_seq = 0
+        self._memory: deque[StoredEvent] = deque(maxlen=MEMORY_KEEP)
+        self._pending: list[tuple[Event, asyncio.Future[StoredEvent]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    @property
+    def durable(self) -> bool:
+        """Whether appended events go to disk."""
+        return self.database is not None and self.database.available
+
+    async def open(self) -> None:
+        """Read where the log ends."""
+
+        async def work(db: aiosqlite.Connection) -> int:
+            async with db.execute("SELECT COALESCE(MAX(seq), 0) FROM events") as c:
+                row = await c.fetchone()
+            return int(row[0]) if row else 0
+
+        if self.durable:
+            self.last_seq = await self.database.read(work, "reading events") or 0  # type: ignore[union-attr]
+
+    async def append(self, event: Event) -> StoredEvent:
+        """Persist one event; return it with its ``seq`` once committed."""
+        future: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
+        self._pending.append((event, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_batches())
+        return await future
+
+    async def append_many(self, events: list[Event]) -> list[StoredEvent]:
+        """Persist several events (one transaction when nothing else is queued)."""
+        return list(await asyncio.gather(*(self.append(e) for e in events)))
+
+    async def _write_batches(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                stored = await self._write([event for event, _ in batch])
+            except BaseException as error:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                if not isinstance(error, Exception):
+                    raise
+                continue
+            for (_, future), result in zip(batch, stored, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    async def _write(self, events: list[Event]) -> list[StoredEvent]:
+        base = self.last_seq
+        stored = [StoredEvent(base + i + 1, e) for i, e in enumerate(events)]
+        if self.durable:
+            assert self.database is not None
+
+            async def work(db: aiosqlite.Connection) -> list[StoredEvent]:
+                # Another process may have written since: continue after it.
+                async with db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM events"
+                ) as cursor:
+                    row = await cursor.fetchone()
+                first = max(int(row[0]) if row else 0, base)
+                result = [StoredEvent(first + i + 1, e) for i, e in enumerate(events)]
+                await db.executemany(_INSERT, [_row(s.seq, s.event) for s in result])
+                await db.executemany(
+                    "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)",
+                    [
+                        (node, s.seq)
+                        for s in result
+                        for node in s.event.concerned_nodes()
+                    ],
+                )
+                return result
+
+            written = await self.database.transaction(work, "saving events")
+            if written is not None:
+                stored = written
+        self.last_seq = stored[-1].seq
+        self._memory.extend(stored)
+        return stored
+
+    # ---- queries -------------------------------------------------------------
+
+    async def _select(
+        self, where: str, args: tuple[Any, ...], limit: int, newest_first: bool
+    ) -> list[StoredEvent] | None:
+        if not self.durable:
+            return None
+        order = "DESC" if newest_first else "ASC"
+
+        async def work(db: aiosqlite.Connection) -> list[StoredEvent]:
+            async with db.execute(
+                f"SELECT seq, payload FROM events WHERE {where} "
+                f"ORDER BY seq {order} LIMIT ?",
+                (*args, limit),
+            ) as cursor:
+                rows = await cursor.fetchall()
+            return [StoredEvent(seq, parse_event(payload)) for seq, payload in rows]
+
+        return await self.database.read(work, "reading events")  # type: ignore[union-attr]
+
+    async def since(self, seq: int, limit: int = 10_000) -> list[StoredEvent]:
+        """Events after ``seq``, oldest first (to replay)."""
+        found = await self._select("seq > ?", (seq,), limit, False)
+        if found is None:
+            found = [s for s in self._memory if s.seq > seq][:limit]
+        return found
+
+    async def for_node(self, node_id: str, limit: int = 50) -> list[StoredEvent]:
+        """The latest events concerning ``node_id``, newest first."""
+        found = await self._select(
+            "seq IN (SELECT seq FROM event_nodes WHERE node_id = ? "
+            "ORDER BY seq DESC LIMIT ?)",
+            (node_id, limit),
+            limit,
+            True,
+        )
+        if found is None:
+            found = [
+                s
+                for s in reversed(self._memory)
+                if node_id in s.event.concerned_nodes()
+            ][:limit]
+        return found
+
+    async def of_type(self, event_type: str, limit: int = 50) -> list[StoredEvent]:
+        """The latest events of one type, newest first."""
+        found = await self._select("type = ?", (event_type,), limit, True)
+        if found is None:
+            found = [s for s in reversed(self._memory) if s.event.type == event_type][
+                :limit
+            ]
+        return found
+
+    async def for_correlation(
+        self, correlation_id: str, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Every event of one cascade, oldest first."""
+        found = await self._select(
+            "correlation_id = ?", (correlation_id,), limit, False
+        )
+        if found is None:
+            found = [
+                s for s in self._memory if s.event.correlation_id == correlation_id
+            ][:limit]
+        return found
+
+    async def close(self) -> None:
+        """Finish the writes under way."""
+        if self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+
+def event_json(stored: StoredEvent) -> str:
+    """Compact JSON of a stored event."""
+    return json.dumps(stored.to_json(), separators=(",", ":"))

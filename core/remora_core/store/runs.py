@@ -1,0 +1,132 @@
+"""Persisted agent runs and cascade chains."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+    from remora_core.store.database import Database
+
+
+class RunStore:
+    """Repository of the ``runs`` and ``activation_chain`` tables.
+
+    Every method is a no-op without a database: runs then live in memory only.
+    """
+
+    def __init__(self, database: Database | None) -> None:
+        self.database = database
+
+    async def start(
+        self,
+        run_id: str,
+        node_id: str,
+        trigger_event_id: str | None,
+        correlation_id: str | None,
+    ) -> None:
+        """Record a run that begins now."""
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
+                "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)",
+                (run_id, node_id, trigger_event_id, correlation_id, time.time()),
+            )
+
+        await self.database.transaction(work, "recording a run")
+
+    async def finish(self, run_id: str, status: str, error: str | None = None) -> None:
+        """Record how a run ended."""
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?",
+                (status, time.time(), error, run_id),
+            )
+
+        await self.database.transaction(work, "recording a run's end")
+
+    async def interrupt_running(self) -> list[tuple[str, str, str | None]]:
+        """Mark runs left ``running`` by a dead process as ``interrupted``;
+        return their ``(run id, node id, correlation id)``.
+        """
+        if self.database is None:
+            return []
+
+        async def work(db: aiosqlite.Connection) -> list[tuple[str, str, str | None]]:
+            async with db.execute(
+                "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
+            ) as cursor:
+                rows = [tuple(row) for row in await cursor.fetchall()]
+            await db.execute(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+                "error = 'the server stopped during the run' WHERE status = 'running'",
+                (time.time(),),
+            )
+            return rows  # type: ignore[return-value]
+
+        return await self.database.transaction(work, "marking interrupted runs") or []
+
+    async def status(self, run_id: str) -> str | None:
+        """A run's recorded status."""
+        if self.database is None:
+            return None
+
+        async def work(db: aiosqlite.Connection) -> str | None:
+            async with db.execute(
+                "SELECT status FROM runs WHERE id = ?", (run_id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            return row[0] if row else None
+
+        return await self.database.read(work, "reading a run")
+
+    async def load_chains(self, since: float) -> list[tuple[str, str, int, float]]:
+        """Chain entries younger than ``since`` (older ones are deleted)."""
+        if self.database is None:
+            return []
+
+        async def work(db: aiosqlite.Connection) -> list[tuple[str, str, int, float]]:
+            await db.execute(
+                "DELETE FROM activation_chain WHERE timestamp < ?", (since,)
+            )
+            async with db.execute(
+                "SELECT correlation_id, agent_id, depth, timestamp "
+                "FROM activation_chain"
+            ) as cursor:
+                return [tuple(row) for row in await cursor.fetchall()]  # type: ignore[misc]
+
+        return await self.database.transaction(work, "loading cascade chains") or []
+
+    async def add_chain(self, entries: list[tuple[str, str, int, float]]) -> None:
+        """Record agents admitted into cascades."""
+        if self.database is None or not entries:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.executemany(
+                "INSERT OR REPLACE INTO activation_chain "
+                "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)",
+                entries,
+            )
+
+        await self.database.transaction(work, "recording cascade chains")
+
+    async def expire_chains(self, before: float) -> None:
+        """Forget chain entries older than ``before``."""
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "DELETE FROM activation_chain WHERE timestamp < ?", (before,)
+            )
+
+        await self.database.transaction(work, "expiring cascade chains")

@@ -1,0 +1,115 @@
+"""Cascade rules: why a cascade of agents triggering agents always ends.
+
+Every event carries a correlation id (its cascade) and a ``depth`` (0 for what a
+person did; an agent's turn at depth *d* emits events at depth *d*). When an
+event would trigger agent *A*, the trigger runs at depth ``event.depth + 1`` and
+is refused — with a ``trigger_refused`` event saying which rule — when:
+
+- ``max_depth``: that depth exceeds ``swarm.max_depth``;
+- ``cycle``: *A* is already in the chain of that correlation (an agent is
+  triggered at most once per cascade: A→B→A stops at the second A);
+- ``turn_budget``: the cascade already has ``swarm.turn_budget`` turns;
+- ``orphaned`` / ``unknown_agent``: *A* is not an active node.
+
+Chains (which agents a cascade has reached) are kept in memory and persisted in
+``activation_chain``; a chain older than ``swarm.chain_ttl_s`` is forgotten.
+Per-agent cooldown is not a refusal — it defers and coalesces (``runner.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from remora_core.events.models import BaseEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a trigger was refused."""
+
+    rule: str
+    reason: str
+
+
+@dataclass
+class Chain:
+    """The agents one cascade has reached."""
+
+    agents: dict[str, int] = field(default_factory=dict)
+    """Agent id → depth at which it was admitted."""
+    started: float = field(default_factory=time.time)
+
+
+class CascadeRules:
+    """Admits or refuses triggers, and remembers cascade chains."""
+
+    def __init__(
+        self,
+        *,
+        max_depth: int,
+        turn_budget: int,
+        chain_ttl_s: float,
+        agent_state: Callable[[str], str | None],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.max_depth = max_depth
+        self.turn_budget = turn_budget
+        self.chain_ttl_s = chain_ttl_s
+        self.agent_state = agent_state
+        """``"active"``, ``"orphaned"`` or None (unknown) for an agent id."""
+        self.clock = clock
+        self.chains: dict[str, Chain] = {}
+        self.unsaved: list[tuple[str, str, int, float]] = []
+        """Admissions not yet written to ``activation_chain``."""
+
+    def load(self, entries: list[tuple[str, str, int, float]]) -> None:
+        """Restore persisted chains."""
+        for correlation, agent, depth, timestamp in entries:
+            chain = self.chains.setdefault(correlation, Chain(started=timestamp))
+            chain.agents[agent] = depth
+            chain.started = min(chain.started, timestamp)
+
+    def expire(self) -> float:
+        """Forget chains older than the TTL; return the cut-off time."""
+        cutoff = self.clock() - self.chain_ttl_s
+        for correlation in [c for c, ch in self.chains.items() if ch.started < cutoff]:
+            del self.chains[correlation]
+        return cutoff
+
+    def admit(self, agent_id: str, event: BaseEvent) -> Refusal | None:
+        """Admit ``agent_id`` into the event's cascade, or say why not."""
+        state = self.agent_state(agent_id)
+        if state is None:
+            return Refusal("unknown_agent", f"{agent_id} is not a node of this project")
+        if state != "active":
+            return Refusal("orphaned", f"{agent_id} no longer exists in its file")
+        depth = event.depth + 1
+        if depth > self.max_depth:
+            return Refusal(
+                "max_depth",
+                f"the cascade would reach depth {depth}, over swarm.max_depth "
+                f"= {self.max_depth}",
+            )
+        chain = self.chains.get(event.correlation_id)
+        if chain is not None and chain.started < self.clock() - self.chain_ttl_s:
+            del self.chains[event.correlation_id]
+            chain = None
+        if chain is None:
+            chain = self.chains[event.correlation_id] = Chain(started=self.clock())
+        if agent_id in chain.agents:
+            return Refusal(
+                "cycle",
+                f"{agent_id} already ran in this cascade (at depth "
+                f"{chain.agents[agent_id]})",
+            )
+        if len(chain.agents) >= self.turn_budget:
+            return Refusal(
+                "turn_budget",
+                f"the cascade has used its budget of {self.turn_budget} turns "
+                "(swarm.turn_budget)",
+            )
+        chain.agents[agent_id] = depth
+        self.unsaved.append((event.correlation_id, agent_id, depth, self.clock()))
+        return None

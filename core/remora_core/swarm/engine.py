@@ -1,0 +1,209 @@
+"""The swarm of one project: events in, agents' turns out.
+
+:meth:`Swarm.emit` is the one way an event enters the system, in this order
+(DESIGN §6): **persist** it (``events/store.py``), **match** subscriptions
+(``events/subscriptions.py``), **enqueue triggers** for admitted agents
+(``cascade.py`` decides, ``runner.py`` runs), **publish** it on the bus
+(``events/bus.py``), then record the refusals, each as a ``trigger_refused``
+event saying which rule.
+
+:meth:`Swarm.start` restores what survives a restart: the end of the event log,
+custom subscriptions (those of agents that are no longer active nodes are
+dropped), cascade chains younger than the TTL, and runs that were in flight
+when the process died — marked ``interrupted``, each with a ``run_interrupted``
+event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from remora_core.events.bus import EventBus
+from remora_core.events.models import Event, RunInterrupted, TriggerRefused
+from remora_core.events.store import EventStore, StoredEvent
+from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
+from remora_core.model import AgentStatus, NodeStatus
+from remora_core.store.runs import RunStore
+from remora_core.store.subscriptions import SubscriptionStore
+from remora_core.swarm.cascade import CascadeRules
+from remora_core.swarm.runner import Runner
+from remora_core.swarm.turns import TurnFunction, acknowledge
+
+if TYPE_CHECKING:
+    from remora_core.codegraph import CodeGraph
+    from remora_core.config import RemoraConfig
+    from remora_core.store.database import Database
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("parent", "broadcast:children", "broadcast:siblings")
+
+
+class Swarm:
+    """Events, subscriptions, cascade rules and the runner of one project."""
+
+    def __init__(
+        self,
+        database: Database | None,
+        graph: CodeGraph,
+        config: RemoraConfig,
+        *,
+        turn_function: TurnFunction = acknowledge,
+        on_status: Callable[[str, AgentStatus], None] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.turn_function = turn_function
+        self.on_status = on_status
+        self.events = EventStore(database)
+        self.subscriptions = SubscriptionStore(database)
+        self.index = SubscriptionIndex(is_agent=self._is_agent)
+        self.bus = EventBus(self.events.since)
+        self.runs = RunStore(database)
+        self.rules = CascadeRules(
+            max_depth=config.swarm.max_depth,
+            turn_budget=config.swarm.turn_budget,
+            chain_ttl_s=config.swarm.chain_ttl_s,
+            agent_state=self._agent_state,
+        )
+        self.runner = Runner(
+            self,
+            max_concurrency=config.agents.max_concurrency,
+            cooldown_s=config.swarm.cooldown_ms / 1000,
+        )
+        self._chain_writer: asyncio.Task[None] | None = None
+
+    # ---- agents --------------------------------------------------------------
+
+    def _agent_state(self, agent_id: str) -> str | None:
+        node = self.graph.get(agent_id)
+        return None if node is None else node.status.value
+
+    def _is_agent(self, agent_id: str) -> bool:
+        node = self.graph.get(agent_id)
+        return node is not None and node.status is NodeStatus.ACTIVE
+
+    def set_agent_status(self, agent_id: str, status: AgentStatus) -> None:
+        """Tell the project an agent's status changed."""
+        if self.on_status is not None:
+            self.on_status(agent_id, status)
+
+    def recipients(self, agent_id: str, to: str) -> list[str]:
+        """Resolve a message target; ValueError with a usable message if bad."""
+        node = self.graph.get(agent_id)
+        if to == "parent":
+            if node is None or node.parent_id is None:
+                raise ValueError(f"{agent_id} has no parent (it is a file)")
+            return [node.parent_id]
+        if to == "broadcast:children":
+            return [child.id for child in self.graph.children(agent_id)]
+        if to == "broadcast:siblings":
+            if node is None or node.parent_id is None:
+                return []
+            return [
+                c.id for c in self.graph.children(node.parent_id) if c.id != agent_id
+            ]
+        if self.graph.get(to) is None:
+            raise ValueError(
+                f"no node with id {to!r}; use a node id or one of {', '.join(TARGETS)}"
+            )
+        return [to]
+
+    # ---- lifecycle ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Restore the log's end, subscriptions, chains and interrupted runs."""
+        await self.events.open()
+        stale: list[str] = []
+        for subscription in await self.subscriptions.load():
+            if self._is_agent(subscription.agent_id):
+                self.index.add(subscription)
+            else:
+                stale.append(subscription.id)
+        await self.subscriptions.remove(stale)
+        cutoff = self.rules.expire()
+        self.rules.load(await self.runs.load_chains(cutoff))
+        for run_id, node_id, correlation in await self.runs.interrupt_running():
+            self.set_agent_status(node_id, AgentStatus.IDLE)
+            await self.emit(
+                RunInterrupted(
+                    agent_id=node_id,
+                    run_id=run_id,
+                    **({"correlation_id": correlation} if correlation else {}),
+                )
+            )
+
+    async def close(self) -> None:
+        """Cancel running turns and write what is pending."""
+        await self.runner.close()
+        await self._write_chains()
+        await self.events.close()
+        await self.bus.close()
+
+    # ---- events ------------------------------------------------------------------
+
+    async def emit(self, event: Event) -> StoredEvent:
+        """Persist, match, trigger, publish; then record refusals."""
+        stored = await self.events.append(event)
+        refusals: list[TriggerRefused] = []
+        admitted: set[str] = set()
+        for subscription in self.index.match(event):
+            agent = subscription.agent_id
+            if agent in admitted:
+                continue
+            admitted.add(agent)
+            refusal = self.rules.admit(agent, event)
+            if refusal is None:
+                self.runner.trigger(agent, stored)
+            else:
+                refusals.append(
+                    TriggerRefused(
+                        agent_id=agent,
+                        trigger_id=event.id,
+                        rule=refusal.rule,  # type: ignore[arg-type]
+                        reason=refusal.reason,
+                        correlation_id=event.correlation_id,
+                        depth=event.depth,
+                        run_id=event.run_id,
+                    )
+                )
+        if self.rules.unsaved and (
+            self._chain_writer is None or self._chain_writer.done()
+        ):
+            self._chain_writer = asyncio.ensure_future(self._write_chains())
+        self.bus.publish(stored)
+        if refusals:
+            await asyncio.gather(*(self.emit(r) for r in refusals))
+        return stored
+
+    async def _write_chains(self) -> None:
+        while self.rules.unsaved:
+            entries, self.rules.unsaved = self.rules.unsaved, []
+            await self.runs.add_chain(entries)
+
+    # ---- subscriptions ---------------------------------------------------------------
+
+    async def subscribe(self, agent_id: str, pattern: Pattern) -> str:
+        """Add and persist a custom subscription; return its id."""
+        subscription = Subscription(agent_id=agent_id, pattern=pattern)
+        self.index.add(subscription)
+        await self.subscriptions.add(subscription)
+        return subscription.id
+
+    async def unsubscribe(self, agent_id: str, subscription_id: str) -> bool:
+        """Remove one of ``agent_id``'s custom subscriptions."""
+        subscription = self.index.by_id.get(subscription_id)
+        if subscription is None or subscription.agent_id != agent_id:
+            return False
+        self.index.remove(subscription_id)
+        await self.subscriptions.remove([subscription_id])
+        return True
+
+    async def forget_agents(self, agent_ids: list[str]) -> None:
+        """Drop the custom subscriptions of agents that vanished."""
+        gone = [s.id for a in agent_ids for s in self.index.of_agent(a)]
+        for subscription_id in gone:
+            self.index.remove(subscription_id)
+        await self.subscriptions.remove(gone)

@@ -1,0 +1,191 @@
+"""The runner: one actor per agent, turns serialized per agent, bounded overall.
+
+Each admitted trigger goes to its agent's :class:`Actor`. An actor runs one turn
+at a time. After a turn *starts*, the agent cools down for ``swarm.cooldown_ms``:
+triggers arriving meanwhile (or while a turn runs) are not dropped but deferred
+and coalesced — the next turn, when the cooldown ends, sees all of them. Turns
+of different agents run concurrently, at most ``agents.max_concurrency`` at once.
+
+A turn is a run: recorded in ``runs``, announced by ``agent_started``, ended by
+``agent_completed`` / ``agent_failed`` / ``agent_cancelled``, with the node's
+agent status ``running`` meanwhile (``error`` after a failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from remora_core.events.models import (
+    AgentCancelled,
+    AgentCompleted,
+    AgentFailed,
+    AgentStarted,
+)
+from remora_core.model import AgentStatus
+from remora_core.swarm.turns import Turn
+
+if TYPE_CHECKING:
+    from remora_core.events.store import StoredEvent
+    from remora_core.swarm.engine import Swarm
+
+log = logging.getLogger(__name__)
+
+
+def new_run_id() -> str:
+    """A fresh run id."""
+    return f"run_{uuid.uuid4().hex[:12]}"
+
+
+class Actor:
+    """One agent's queue of triggers and its single running turn."""
+
+    def __init__(self, runner: Runner, agent_id: str) -> None:
+        self.runner = runner
+        self.agent_id = agent_id
+        self.pending: list[StoredEvent] = []
+        self.task: asyncio.Task[None] | None = None
+        self.wake: asyncio.TimerHandle | None = None
+        self.last_start = float("-inf")
+        self.run_id: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running or scheduled."""
+        return (self.task is not None and not self.task.done()) or self.wake is not None
+
+    def push(self, stored: StoredEvent) -> None:
+        """Add a trigger; start a turn now or when the cooldown ends."""
+        self.pending.append(stored)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self.busy or not self.pending:
+            return
+        delay = self.last_start + self.runner.cooldown_s - time.monotonic()
+        if delay > 0:
+            self.wake = asyncio.get_running_loop().call_later(delay, self._start)
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        self.wake = None
+        self.task = asyncio.ensure_future(self._turn())
+        self.runner.tasks.add(self.task)
+        self.task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.runner.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("turn of %s crashed", self.agent_id, exc_info=task.exception())
+        if not self.runner.closed:
+            self._schedule()
+
+    async def _turn(self) -> None:
+        async with self.runner.limit:
+            events, self.pending = self.pending, []
+            self.last_start = time.monotonic()
+            await self.runner.run_turn(self, events)
+
+    def cancel(self) -> bool:
+        """Cancel the running turn (and any scheduled one)."""
+        if self.wake is not None:
+            self.wake.cancel()
+            self.wake = None
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            return True
+        return False
+
+
+class Runner:
+    """Runs agents' turns for one project."""
+
+    def __init__(self, swarm: Swarm, *, max_concurrency: int, cooldown_s: float):
+        self.swarm = swarm
+        self.cooldown_s = cooldown_s
+        self.limit = asyncio.Semaphore(max_concurrency)
+        self.actors: dict[str, Actor] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.closed = False
+
+    def trigger(self, agent_id: str, stored: StoredEvent) -> None:
+        """Queue an admitted trigger for ``agent_id``."""
+        if self.closed:
+            return
+        actor = self.actors.get(agent_id)
+        if actor is None:
+            actor = self.actors[agent_id] = Actor(self, agent_id)
+        actor.push(stored)
+
+    async def run_turn(self, actor: Actor, events: list[StoredEvent]) -> None:
+        """One turn: record the run, call the turn function, record the end."""
+        swarm = self.swarm
+        first = events[0].event
+        run_id = actor.run_id = new_run_id()
+        turn = Turn(
+            agent_id=actor.agent_id,
+            run_id=run_id,
+            events=events,
+            correlation_id=first.correlation_id,
+            depth=max(e.event.depth for e in events) + 1,
+            swarm=swarm,
+        )
+        status, error = "completed", None
+        # Recording the start is inside the ``try``: a run cancelled that early
+        # still ends as cancelled, with its event and the agent idle again.
+        try:
+            await swarm.runs.start(
+                run_id, actor.agent_id, first.id, first.correlation_id
+            )
+            swarm.set_agent_status(actor.agent_id, AgentStatus.RUNNING)
+            await turn.emit(
+                AgentStarted(
+                    agent_id=actor.agent_id,
+                    trigger_ids=tuple(e.event.id for e in events),
+                )
+            )
+            result = await swarm.turn_function(turn)
+            await turn.emit(
+                AgentCompleted(agent_id=actor.agent_id, result=result or "")
+            )
+        except asyncio.CancelledError:
+            status = "cancelled"
+            await asyncio.shield(
+                turn.emit(AgentCancelled(agent_id=actor.agent_id, reason="cancelled"))
+            )
+            raise
+        except Exception as failure:  # the agent's failure, not the engine's
+            status, error = "failed", f"{type(failure).__name__}: {failure}"
+            log.warning("turn of %s failed: %s", actor.agent_id, error)
+            await turn.emit(AgentFailed(agent_id=actor.agent_id, error=error))
+        finally:
+            actor.run_id = None
+            swarm.set_agent_status(
+                actor.agent_id,
+                AgentStatus.ERROR if status == "failed" else AgentStatus.IDLE,
+            )
+            await asyncio.shield(swarm.runs.finish(run_id, status, error))
+
+    def cancel_run(self, run_id: str) -> bool:
+        """Cancel the turn with ``run_id``, if it is running."""
+        for actor in self.actors.values():
+            if actor.run_id == run_id:
+                return actor.cancel()
+        return False
+
+    async def idle(self) -> None:
+        """Wait until no turn is running or scheduled (tests, shutdown)."""
+        while any(actor.busy for actor in self.actors.values()) or self.tasks:
+            await asyncio.sleep(0.005)
+
+    async def close(self) -> None:
+        """Cancel every running and scheduled turn."""
+        self.closed = True
+        for actor in self.actors.values():
+            actor.cancel()
+        if self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)

@@ -1,0 +1,87 @@
+"""What an agent's turn is given, and what it can do.
+
+A turn function is ``async def turn(turn: Turn) -> str | None``: it sees the
+events that triggered it (several, when triggers were coalesced during the
+agent's cooldown), and acts through the :class:`Turn`: send messages, emit
+events, manage its subscriptions. Everything it emits inherits the turn's
+correlation id, depth and run id, so cascade rules apply to what it causes.
+The model-driven turn arrives with agents (issue 4); until then the server runs
+:func:`acknowledge`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from remora_core.events.models import AgentMessage, Event
+
+if TYPE_CHECKING:
+    from remora_core.events.store import StoredEvent
+    from remora_core.events.subscriptions import Pattern
+    from remora_core.model import CodeNode
+    from remora_core.swarm.engine import Swarm
+
+
+@dataclass
+class Turn:
+    """One turn of one agent."""
+
+    agent_id: str
+    run_id: str
+    events: list[StoredEvent]
+    correlation_id: str
+    depth: int
+    swarm: Swarm
+
+    @property
+    def node(self) -> CodeNode | None:
+        """The agent's node (None if it vanished meanwhile)."""
+        return self.swarm.graph.get(self.agent_id)
+
+    async def emit(self, event: Event) -> StoredEvent:
+        """Emit ``event`` as part of this turn (envelope filled in)."""
+        stamped = event.model_copy(
+            update={
+                "correlation_id": self.correlation_id,
+                "depth": self.depth,
+                "run_id": self.run_id,
+            }
+        )
+        return await self.swarm.emit(stamped)
+
+    async def send_message(
+        self, to: str, message: str, tags: tuple[str, ...] = ()
+    ) -> list[str]:
+        """Message an id, ``"parent"``, ``"broadcast:children"`` or
+        ``"broadcast:siblings"``; return the recipients.
+        """
+        recipients = self.swarm.recipients(self.agent_id, to)
+        for recipient in recipients:
+            await self.emit(
+                AgentMessage(
+                    from_agent=self.agent_id,
+                    to_agent=recipient,
+                    message=message,
+                    tags=tags,
+                )
+            )
+        return recipients
+
+    async def subscribe(self, pattern: Pattern) -> str:
+        """Add a subscription for this agent; return its id."""
+        return await self.swarm.subscribe(self.agent_id, pattern)
+
+    async def unsubscribe(self, subscription_id: str) -> bool:
+        """Remove one of this agent's own subscriptions."""
+        return await self.swarm.unsubscribe(self.agent_id, subscription_id)
+
+
+TurnFunction = Callable[[Turn], Awaitable[str | None]]
+
+
+async def acknowledge(turn: Turn) -> str:
+    """The placeholder turn until agents have models: note what was seen."""
+    kinds = sorted({stored.event.type for stored in turn.events})
+    return f"saw {len(turn.events)} event(s): {', '.join(kinds)}"

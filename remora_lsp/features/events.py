@@ -1,0 +1,106 @@
+"""The editor's view of events: the ``remora/event`` stream and node history.
+
+- Every persisted event of every project is sent as a ``remora/event``
+  notification carrying the event's JSON (with its ``seq``); clients filter by
+  ``type``. The stream is a bus consumer, so a slow editor never slows agents.
+- When an agent starts or ends a turn, code lenses (which show its status) are
+  refreshed with ``workspace/codeLens/refresh`` if the client supports it, at
+  most a few times a second.
+- ``remora.node.events {node_id, limit?}`` returns a node's latest events,
+  newest first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.identity import is_node_id
+
+from remora_lsp.features.commands import single_object
+
+if TYPE_CHECKING:
+    from remora_core.events.store import StoredEvent
+    from remora_core.project import Project
+
+    from remora_lsp.server import RemoraLanguageServer
+
+log = logging.getLogger(__name__)
+
+EVENT_NOTIFICATION = "remora/event"
+STATUS_EVENTS = frozenset(
+    {
+        "agent_started",
+        "agent_completed",
+        "agent_failed",
+        "agent_cancelled",
+        "run_interrupted",
+    }
+)
+LENS_REFRESH_DELAY_S = 0.2
+MAX_EVENTS = 1000
+
+
+def forward_events(ls: RemoraLanguageServer, project: Project) -> None:
+    """Send ``project``'s events to the editor (call before it starts)."""
+
+    def send(stored: StoredEvent) -> None:
+        ls.protocol.notify(EVENT_NOTIFICATION, stored.to_json())
+        if stored.event.type in STATUS_EVENTS:
+            _refresh_lenses_soon(ls)
+
+    project.event_listeners.append(send)
+
+
+def _refresh_lenses_soon(ls: RemoraLanguageServer) -> None:
+    workspace = ls.client_capabilities.workspace
+    lens = workspace.code_lens if workspace else None
+    if not (lens and lens.refresh_support) or ls.lens_refresh_pending:
+        return
+    ls.lens_refresh_pending = True
+
+    def refresh() -> None:
+        ls.lens_refresh_pending = False
+        ls.run_task(_refresh(ls), name="code lens refresh")
+
+    asyncio.get_running_loop().call_later(LENS_REFRESH_DELAY_S, refresh)
+
+
+async def _refresh(ls: RemoraLanguageServer) -> None:
+    try:
+        await ls.workspace_code_lens_refresh_async(None)
+    except Exception as error:  # the editor said no: nothing else to do
+        log.info("code lens refresh refused: %s", error)
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register ``remora.node.events``.
+
+    Command handlers leave ``ls`` unannotated (see ``commands.py``).
+    """
+
+    @server.command("remora.node.events")
+    async def node_events(ls, *args: Any) -> list[dict[str, Any]]:
+        arguments = single_object(args, "remora.node.events")
+        node_id, limit = arguments.get("node_id"), arguments.get("limit", 50)
+        if not is_node_id(node_id):
+            raise JsonRpcInvalidParams(
+                f"node_id must look like rm_ followed by 8 letters or digits, "
+                f"got {node_id!r}"
+            )
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not (1 <= limit <= MAX_EVENTS)
+        ):
+            raise JsonRpcInvalidParams(
+                f"limit must be a whole number from 1 to {MAX_EVENTS}, got {limit!r}"
+            )
+        for project in ls.projects:
+            await project.loaded.wait()
+            if project.graph.get(node_id) is not None:
+                found = await project.swarm.events.for_node(node_id, limit)
+                return [stored.to_json() for stored in found]
+        raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
