@@ -83,8 +83,10 @@ class DiskSync:
                 )
                 self.stats = found.stats
                 for path, reason in found.skipped.items():
-                    if path not in project.documents:
-                        project.skip(path, reason)
+                    if path in project.documents:
+                        continue
+                    if (gone := project.skip(path, reason)) is not None:
+                        await project.announce(Changes.of_update(gone))
                 changed = [
                     path
                     for path, digest in found.hashes.items()
@@ -152,7 +154,8 @@ class DiskSync:
                 if result.path in project.documents:
                     continue
                 if isinstance(result, SkippedFile):
-                    project.skip(result.path, result.reason)
+                    if (gone := project.skip(result.path, result.reason)) is not None:
+                        await project.announce(Changes.of_update(gone))
                     reshaped.add(result.path)
                     continue
                 known = project.graph.file_node(result.path) is not None
@@ -220,9 +223,11 @@ class DiskSync:
                     continue
                 if data is None:
                     if (root / path).exists():
-                        project.skip(path, reason or "unreadable")
-                    elif project.forget(path) is not None:
+                        gone = project.skip(path, reason or "unreadable")
+                    elif (gone := project.forget(path)) is not None:
                         touched.add(path)
+                    if gone is not None:
+                        await project.announce(Changes.of_update(gone))
                     continue
                 digest = content_hash(data)
                 if self._current(path, digest):

@@ -93,6 +93,9 @@ class Project:
         self.lock = asyncio.Lock()
         """Held by every async flow that reads files and then updates the graph."""
         self._dirty: set[str] = set()
+        self._statuses: dict[str, AgentStatus] = {}
+        """Agent statuses not yet written."""
+        self._status_writer: asyncio.Task[None] | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._imports: dict[str, set[str]] = {}
         self.extractor = self._make_extractor()
@@ -169,9 +172,10 @@ class Project:
             timer.cancel()
         self._timers.clear()
         self.extractor.close()
+        await self.swarm.close()  # cancelled turns record their end first
         await self.tasks.close()
-        await self.swarm.close()
         try:
+            await self._save_statuses()
             if self.loaded.is_set():
                 for path in list(self.documents):
                     self.refresh_document(path, with_references=True)
@@ -334,16 +338,20 @@ class Project:
         self._imports.pop(path, None)
         return update
 
-    def skip(self, path: str, reason: str) -> None:
-        """A file exists but is not indexed: orphan its nodes, remember why."""
+    def skip(self, path: str, reason: str) -> FileUpdate | None:
+        """A file exists but is not indexed: orphan its nodes, remember why.
+
+        Returns what orphaning changed (to announce), None if nothing did.
+        """
         previous = self.records.get(path)
         if previous is not None and previous.skipped_reason == reason:
-            return
+            return None
         log.warning("not indexing %s: %s", path, reason)
-        self.forget(path)
+        gone = self.forget(path)
         file_id = previous.file_id if previous else ""
         self.records[path] = FileRecord(path, file_id, None, "skipped", reason)
         self._dirty.add(path)
+        return gone
 
     def rename(self, old: str, new: str) -> bool:
         """Move a file's nodes to ``new``; their ids stay. False if ``old`` unknown."""
@@ -409,10 +417,22 @@ class Project:
         if node is None or node.agent_status is status:
             return
         self.graph.set_agent_status(node_id, status)
-        if self.store is not None:
-            self.tasks.spawn(
-                self.store.set_agent_status(node_id, status), name="agent status"
+        if self.store is None:
+            return
+        # Status flips come in bursts (every turn starts and ends): coalesce
+        # them into one writer, and write what is left when closing.
+        self._statuses[node_id] = status
+        if not self.closed and (
+            self._status_writer is None or self._status_writer.done()
+        ):
+            self._status_writer = self.tasks.spawn(
+                self._save_statuses(), name="agent statuses"
             )
+
+    async def _save_statuses(self) -> None:
+        while self._statuses and self.store is not None:
+            batch, self._statuses = self._statuses, {}
+            await self.store.set_agent_statuses(batch)
 
     async def save_dirty(self) -> None:
         """Write every changed file to the store, in batches."""

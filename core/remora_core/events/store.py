@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,14 @@ class StoredEvent:
     def to_json(self) -> dict[str, Any]:
         """The event's JSON with its ``seq`` (what clients receive)."""
         return {**self.event.model_dump(mode="json"), "seq": self.seq}
+
+
+def _fail(
+    batch: list[tuple[Event, asyncio.Future[StoredEvent]]], error: BaseException
+) -> None:
+    for _, future in batch:
+        if not future.done():
+            future.set_exception(error)
 
 
 def _row(seq: int, event: Event) -> tuple[Any, ...]:
@@ -106,15 +115,26 @@ class EventStore:
     async def _write_batches(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, []
-            try:
-                stored = await self._write([event for event, _ in batch])
-            except BaseException as error:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error)
-                if not isinstance(error, Exception):
-                    raise
-                continue
+            await self._write_batch(batch)
+
+    async def _write_batch(
+        self, batch: list[tuple[Event, asyncio.Future[StoredEvent]]]
+    ) -> None:
+        try:
+            stored = await self._write([event for event, _ in batch])
+        except sqlite3.IntegrityError as error:
+            if len(batch) == 1:
+                _fail(batch, error)
+            else:
+                # One bad event (say, a duplicate id) must not sink the others
+                # committed with it: write them one at a time.
+                for item in batch:
+                    await self._write_batch([item])
+        except BaseException as error:
+            _fail(batch, error)
+            if not isinstance(error, Exception):
+                raise
+        else:
             for (_, future), result in zip(batch, stored, strict=True):
                 if not future.done():
                     future.set_result(result)

@@ -184,16 +184,16 @@ class NodeStore:
 
         return bool(await self.database.transaction(work, "saving nodes"))
 
-    async def set_agent_status(self, node_id: str, status: AgentStatus) -> None:
-        """Record what one node's agent is doing."""
+    async def set_agent_statuses(self, statuses: dict[str, AgentStatus]) -> None:
+        """Record what some nodes' agents are doing."""
 
         async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+            await db.executemany(
                 "UPDATE nodes SET agent_status = ? WHERE id = ?",
-                (status.value, node_id),
+                [(status.value, node_id) for node_id, status in statuses.items()],
             )
 
-        await self.database.transaction(work, "saving an agent status")
+        await self.database.transaction(work, "saving agent statuses")
 
     async def move_file(self, old: str, new: str) -> bool:
         """Re-key a renamed file's record, nodes and edges."""

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 
 from remora_core.events.models import BaseEvent
 
+EXPIRY_INTERVAL_S = 60.0
+"""How often old chains are looked for while triggers arrive."""
+
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
@@ -63,6 +66,9 @@ class CascadeRules:
         self.chains: dict[str, Chain] = {}
         self.unsaved: list[tuple[str, str, int, float]] = []
         """Admissions not yet written to ``activation_chain``."""
+        self.expired_before: float | None = None
+        """Set when chains were expired and the table should follow."""
+        self._next_expiry = clock() + EXPIRY_INTERVAL_S
 
     def load(self, entries: list[tuple[str, str, int, float]]) -> None:
         """Restore persisted chains."""
@@ -73,13 +79,18 @@ class CascadeRules:
 
     def expire(self) -> float:
         """Forget chains older than the TTL; return the cut-off time."""
-        cutoff = self.clock() - self.chain_ttl_s
+        now = self.clock()
+        cutoff = now - self.chain_ttl_s
         for correlation in [c for c, ch in self.chains.items() if ch.started < cutoff]:
             del self.chains[correlation]
+        self._next_expiry = now + EXPIRY_INTERVAL_S
+        self.expired_before = cutoff
         return cutoff
 
     def admit(self, agent_id: str, event: BaseEvent) -> Refusal | None:
         """Admit ``agent_id`` into the event's cascade, or say why not."""
+        if self.clock() >= self._next_expiry:
+            self.expire()  # keep memory (and the table) bounded while running
         state = self.agent_state(agent_id)
         if state is None:
             return Refusal("unknown_agent", f"{agent_id} is not a node of this project")

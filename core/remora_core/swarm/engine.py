@@ -124,6 +124,7 @@ class Swarm:
                 stale.append(subscription.id)
         await self.subscriptions.remove(stale)
         cutoff = self.rules.expire()
+        self.rules.expired_before = None  # load_chains deletes the old rows
         self.rules.load(await self.runs.load_chains(cutoff))
         for run_id, node_id, correlation in await self.runs.interrupt_running():
             self.set_agent_status(node_id, AgentStatus.IDLE)
@@ -134,6 +135,11 @@ class Swarm:
                     **({"correlation_id": correlation} if correlation else {}),
                 )
             )
+        # No turn runs yet: an agent still shown running is a status whose
+        # ``idle`` never reached the store before the process died.
+        for node in list(self.graph.active()):
+            if node.agent_status is AgentStatus.RUNNING:
+                self.set_agent_status(node.id, AgentStatus.IDLE)
 
     async def close(self) -> None:
         """Cancel running turns and write what is pending."""
@@ -157,6 +163,11 @@ class Swarm:
             refusal = self.rules.admit(agent, event)
             if refusal is None:
                 self.runner.trigger(agent, stored)
+            elif event.type == "trigger_refused":
+                # A refusal is never announced by another refusal: an agent
+                # following refusals, or everything about its own node, would
+                # otherwise be refused for each refusal of itself, forever.
+                log.debug("%s not triggered by a refusal: %s", agent, refusal.rule)
             else:
                 refusals.append(
                     TriggerRefused(
@@ -169,7 +180,7 @@ class Swarm:
                         run_id=event.run_id,
                     )
                 )
-        if self.rules.unsaved and (
+        if (self.rules.unsaved or self.rules.expired_before) and (
             self._chain_writer is None or self._chain_writer.done()
         ):
             self._chain_writer = asyncio.ensure_future(self._write_chains())
@@ -179,7 +190,10 @@ class Swarm:
         return stored
 
     async def _write_chains(self) -> None:
-        while self.rules.unsaved:
+        while self.rules.unsaved or self.rules.expired_before:
+            cutoff, self.rules.expired_before = self.rules.expired_before, None
+            if cutoff is not None:
+                await self.runs.expire_chains(cutoff)
             entries, self.rules.unsaved = self.rules.unsaved, []
             await self.runs.add_chain(entries)
 

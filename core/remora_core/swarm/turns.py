@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from remora_core.events.models import AgentMessage, Event
+from remora_core.events.models import AgentMessage, Event, new_event_id
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
@@ -44,6 +44,7 @@ class Turn:
         """Emit ``event`` as part of this turn (envelope filled in)."""
         stamped = event.model_copy(
             update={
+                "id": new_event_id(),  # even when forwarding an event it received
                 "correlation_id": self.correlation_id,
                 "depth": self.depth,
                 "run_id": self.run_id,
