@@ -48,24 +48,30 @@ class BaseEvent(BaseModel):
 
     def concerned_nodes(self) -> tuple[str, ...]:
         """Every node this event is about (for queries by node and matching)."""
+        # Fields are read from __dict__: a missing attribute on a pydantic model
+        # is slow, and this runs for every event.
+        fields = self.__dict__
         ids: list[str] = [
             i for i in (self.agent_id, self.from_agent, self.to_agent) if i
         ]
-        for name in ("node_id", "node_ids", "added", "removed", "orphaned"):
-            value = getattr(self, name, None)
+        for name in _NODE_FIELDS:
+            value = fields.get(name)
             if isinstance(value, str):
                 ids.append(value)
             elif value:
                 ids.extend(value)
-        return tuple(dict.fromkeys(ids))
+        return tuple(dict.fromkeys(ids)) if len(ids) > 1 else tuple(ids)
 
     def file(self) -> str | None:
         """The file this event is about, for events that have one."""
-        return getattr(self, "path", None)
+        return self.__dict__.get("path")
 
     def labels(self) -> tuple[str, ...]:
         """The event's tags (messages have them)."""
-        return tuple(getattr(self, "tags", ()))
+        return tuple(self.__dict__.get("tags", ()))
+
+
+_NODE_FIELDS = ("node_id", "node_ids", "added", "removed", "orphaned")
 
 
 class ContentChanged(BaseEvent):

@@ -17,7 +17,8 @@ import json
 import logging
 import sqlite3
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remora_core.events.models import Event, parse_event
@@ -40,22 +41,24 @@ _INSERT = (
 
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
-    """An event with its place in the log."""
+    """An event with its place in the log, and the nodes it concerns."""
 
     seq: int
     event: Event
+    nodes: tuple[str, ...] = field(default=None)  # type: ignore[assignment]
+    """``event.concerned_nodes()``, worked out once (it is needed twice)."""
+
+    def __post_init__(self) -> None:
+        if self.nodes is None:
+            object.__setattr__(self, "nodes", self.event.concerned_nodes())
 
     def to_json(self) -> dict[str, Any]:
         """The event's JSON with its ``seq`` (what clients receive)."""
         return {**self.event.model_dump(mode="json"), "seq": self.seq}
 
 
-def _fail(
-    batch: list[tuple[Event, asyncio.Future[StoredEvent]]], error: BaseException
-) -> None:
-    for _, future in batch:
-        if not future.done():
-            future.set_exception(error)
+Outcome = tuple["asyncio.Future[StoredEvent]", "StoredEvent | BaseException"]
+"""What became of one queued event: committed, or the error that stopped it."""
 
 
 def _row(seq: int, event: Event) -> tuple[Any, ...]:
@@ -82,7 +85,12 @@ class EventStore:
         self.last_seq = 0
         self._memory: deque[StoredEvent] = deque(maxlen=MEMORY_KEEP)
         self._pending: list[tuple[Event, asyncio.Future[StoredEvent]]] = []
+        self._extras: dict[str, list[tuple[Any, ...]]] = {}
+        """Statement → rows to write with the next events (one executemany each)."""
         self._writer: asyncio.Task[None] | None = None
+        self.on_commit: Callable[[list[StoredEvent]], None] | None = None
+        """Called with every committed batch, in ``seq`` order, before the
+        appenders hear back (the swarm matches and triggers here)."""
 
     @property
     def durable(self) -> bool:
@@ -100,50 +108,114 @@ class EventStore:
         if self.durable:
             self.last_seq = await self.database.read(work, "reading events") or 0  # type: ignore[union-attr]
 
-    async def append(self, event: Event) -> StoredEvent:
-        """Persist one event; return it with its ``seq`` once committed."""
+    def enqueue(self, event: Event) -> asyncio.Future[StoredEvent]:
+        """Fix ``event``'s place in the log now; the future resolves once it is
+        committed. Events enqueued in a row are committed in that order.
+        """
         future: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
         self._pending.append((event, future))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.ensure_future(self._write_batches())
-        return await future
+        return future
+
+    async def append(self, event: Event) -> StoredEvent:
+        """Persist one event; return it with its ``seq`` once committed."""
+        return await self.enqueue(event)
+
+    def also_write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Write ``rows`` with ``sql`` in the transaction of the next events.
+
+        Bookkeeping that belongs with events (the run an ``agent_started``
+        opens, cascade chains) rides along instead of costing a commit.
+        """
+        if self.durable:
+            self._extras.setdefault(sql, []).extend(rows)
 
     async def append_many(self, events: list[Event]) -> list[StoredEvent]:
         """Persist several events (one transaction when nothing else is queued)."""
         return list(await asyncio.gather(*(self.append(e) for e in events)))
 
-    async def _write_batches(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            await self._write_batch(batch)
+    def _take(self) -> list[tuple[Event, asyncio.Future[StoredEvent]]]:
+        batch, self._pending = self._pending, []
+        return batch
 
-    async def _write_batch(
+    async def _write_batches(self) -> None:
+        """Commit what is queued, batch after batch. Each committed batch is
+        handed to ``on_commit`` while the next one is already being written,
+        so matching (Python) and writing (SQLite's thread) overlap.
+        """
+        writing: asyncio.Future[list[Outcome]] | None = None
+        while True:
+            if writing is None:
+                if not self._pending:
+                    return
+                writing = asyncio.ensure_future(self._commit(self._take()))
+            outcomes = await writing
+            writing = (
+                asyncio.ensure_future(self._commit(self._take()))
+                if self._pending
+                else None
+            )
+            self._deliver(outcomes)
+
+    async def _commit(
         self, batch: list[tuple[Event, asyncio.Future[StoredEvent]]]
-    ) -> None:
+    ) -> list[Outcome]:
         try:
             stored = await self._write([event for event, _ in batch])
         except sqlite3.IntegrityError as error:
             if len(batch) == 1:
-                _fail(batch, error)
+                return [(batch[0][1], error)]
+            # One bad event (say, a duplicate id) must not sink the others
+            # committed with it: write them one at a time.
+            outcomes: list[Outcome] = []
+            for item in batch:
+                outcomes += await self._commit([item])
+            return outcomes
+        except Exception as error:
+            return [(future, error) for _, future in batch]
+        return [
+            (future, result) for (_, future), result in zip(batch, stored, strict=True)
+        ]
+
+    def _deliver(self, outcomes: list[Outcome]) -> None:
+        committed = [o for _, o in outcomes if isinstance(o, StoredEvent)]
+        if committed and self.on_commit is not None:
+            try:
+                self.on_commit(committed)
+            except Exception:
+                log.exception("handling committed events failed")
+        for future, outcome in outcomes:
+            if future.done():
+                continue
+            if isinstance(outcome, StoredEvent):
+                future.set_result(outcome)
             else:
-                # One bad event (say, a duplicate id) must not sink the others
-                # committed with it: write them one at a time.
-                for item in batch:
-                    await self._write_batch([item])
-        except BaseException as error:
-            _fail(batch, error)
-            if not isinstance(error, Exception):
-                raise
-        else:
-            for (_, future), result in zip(batch, stored, strict=True):
-                if not future.done():
-                    future.set_result(result)
+                future.set_exception(outcome)
+
+    @property
+    def pending(self) -> bool:
+        """Whether events are queued or being written."""
+        return bool(self._pending) or (
+            self._writer is not None and not self._writer.done()
+        )
+
+    async def settled(self) -> None:
+        """Wait until everything queued is committed and handled."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
 
     async def _write(self, events: list[Event]) -> list[StoredEvent]:
         base = self.last_seq
-        stored = [StoredEvent(base + i + 1, e) for i, e in enumerate(events)]
+        nodes = [event.concerned_nodes() for event in events]
+        stored = [
+            StoredEvent(base + i + 1, e, n)
+            for i, (e, n) in enumerate(zip(events, nodes, strict=True))
+        ]
         if self.durable:
             assert self.database is not None
+
+            extras, self._extras = self._extras, {}
 
             async def work(db: aiosqlite.Connection) -> list[StoredEvent]:
                 # Another process may have written since: continue after it.
@@ -152,19 +224,29 @@ class EventStore:
                 ) as cursor:
                     row = await cursor.fetchone()
                 first = max(int(row[0]) if row else 0, base)
-                result = [StoredEvent(first + i + 1, e) for i, e in enumerate(events)]
+                result = (
+                    stored
+                    if first == base
+                    else [
+                        StoredEvent(first + i + 1, e, n)
+                        for i, (e, n) in enumerate(zip(events, nodes, strict=True))
+                    ]
+                )
                 await db.executemany(_INSERT, [_row(s.seq, s.event) for s in result])
                 await db.executemany(
                     "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)",
-                    [
-                        (node, s.seq)
-                        for s in result
-                        for node in s.event.concerned_nodes()
-                    ],
+                    [(node, s.seq) for s in result for node in s.nodes],
                 )
+                for sql, rows in extras.items():
+                    await db.executemany(sql, rows)
                 return result
 
-            written = await self.database.transaction(work, "saving events")
+            try:
+                written = await self.database.transaction(work, "saving events")
+            except BaseException:
+                for sql, rows in extras.items():  # rolled back: keep them pending
+                    self._extras.setdefault(sql, []).extend(rows)
+                raise
             if written is not None:
                 stored = written
         self.last_seq = stored[-1].seq
@@ -208,11 +290,7 @@ class EventStore:
             True,
         )
         if found is None:
-            found = [
-                s
-                for s in reversed(self._memory)
-                if node_id in s.event.concerned_nodes()
-            ][:limit]
+            found = [s for s in reversed(self._memory) if node_id in s.nodes][:limit]
         return found
 
     async def of_type(self, event_type: str, limit: int = 50) -> list[StoredEvent]:
@@ -238,9 +316,17 @@ class EventStore:
         return found
 
     async def close(self) -> None:
-        """Finish the writes under way."""
-        if self._writer is not None and not self._writer.done():
-            await asyncio.shield(self._writer)
+        """Finish the writes under way, and bookkeeping still waiting for one."""
+        await self.settled()
+        extras, self._extras = self._extras, {}
+        if extras and self.durable:
+            assert self.database is not None
+
+            async def work(db: aiosqlite.Connection) -> None:
+                for sql, rows in extras.items():
+                    await db.executemany(sql, rows)
+
+            await self.database.transaction(work, "saving bookkeeping")
 
 
 def event_json(stored: StoredEvent) -> str:

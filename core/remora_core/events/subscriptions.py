@@ -19,17 +19,18 @@ loses them at once. Custom subscriptions are added and removed by agents and
 persisted.
 
 :class:`SubscriptionIndex` finds the matching subscriptions of an event by
-looking up ``to_agent``, concerned node ids and the event type, then checking
-only those candidates, so the cost grows with the matching subscriptions, not
-with all of them. Patterns giving none of those three fields (only globs or
-tags) cannot be indexed and are checked for every event.
+filing each pattern under its most selective field — recipient, node, literal
+sender, tag, literal path or path prefix, sender prefix, event type — and
+checking only the patterns filed under an event's keys, so the cost grows with
+the subscriptions that could match, not with all of them. Only patterns giving
+none of those (say, ``path_glob="*.py"`` alone) are checked for every event.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 
@@ -74,6 +75,48 @@ class Pattern(BaseModel):
         )
 
 
+class _Matcher:
+    """A pattern prepared for fast matching (sets built once, not per event).
+
+    It must agree with :meth:`Pattern.matches`; the tests check it does.
+    """
+
+    __slots__ = ("nodes", "path_glob", "senders", "subscription", "tags", "to", "types")
+
+    def __init__(self, subscription: Subscription) -> None:
+        pattern = subscription.pattern
+        self.subscription = subscription
+        types = pattern.event_types
+        self.types = frozenset(types) if types is not None else None
+        self.senders = pattern.from_agents
+        self.to = pattern.to_agent
+        self.path_glob = pattern.path_glob
+        self.tags = frozenset(pattern.tags) if pattern.tags is not None else None
+        self.nodes = frozenset(pattern.nodes) if pattern.nodes is not None else None
+
+    def matches(self, event: BaseEvent, nodes: tuple[str, ...]) -> bool:
+        if self.types is not None and event.type not in self.types:  # type: ignore[attr-defined]
+            return False
+        if self.to is not None and event.to_agent != self.to:
+            return False
+        if self.senders is not None:
+            sender = event.from_agent
+            if sender is None:
+                return False
+            for glob in self.senders:  # a loop: ``any(...)`` costs a generator
+                if fnmatchcase(sender, glob):
+                    break
+            else:
+                return False
+        if self.path_glob is not None:
+            path = event.file()
+            if path is None or not fnmatchcase(path, self.path_glob):
+                return False
+        if self.tags is not None and self.tags.isdisjoint(event.labels()):
+            return False
+        return self.nodes is None or not self.nodes.isdisjoint(nodes)
+
+
 def new_subscription_id() -> str:
     """A fresh subscription id."""
     return f"sub_{uuid.uuid4().hex[:12]}"
@@ -93,21 +136,71 @@ class Subscription(BaseModel):
 
 
 def default_subscriptions(agent_id: str) -> list[Subscription]:
-    """The subscriptions every agent has."""
+    """The subscriptions every agent has.
+
+    Built without validation (``model_construct``): the values are known good,
+    and this runs for every agent an event reaches.
+    """
+    build, pattern = Subscription.model_construct, Pattern.model_construct
     return [
-        Subscription(
+        build(
             id=f"sub_msg_{agent_id}",
             agent_id=agent_id,
-            pattern=Pattern(event_types=MESSAGE_TYPES, to_agent=agent_id),
+            pattern=pattern(event_types=MESSAGE_TYPES, to_agent=agent_id),
             default=True,
+            created_at=0.0,
         ),
-        Subscription(
+        build(
             id=f"sub_own_{agent_id}",
             agent_id=agent_id,
-            pattern=Pattern(event_types=("content_changed",), nodes=(agent_id,)),
+            pattern=pattern(event_types=("content_changed",), nodes=(agent_id,)),
             default=True,
+            created_at=0.0,
         ),
     ]
+
+
+_WILDCARDS = "*?["
+
+
+def _literal_prefix(glob: str) -> str:
+    """The part of an fnmatch glob before its first wildcard."""
+    cut = min((i for i in (glob.find(c) for c in _WILDCARDS) if i >= 0), default=-1)
+    return glob if cut < 0 else glob[:cut]
+
+
+MIN_ID_PREFIX = 4
+"""An id prefix shorter than this (``rm_``) selects nothing: index by type."""
+
+Key = tuple[str, str]
+"""An index bucket: (what is looked up, the value)."""
+
+
+def _keys(pattern: Pattern) -> list[Key]:
+    """Where a pattern is filed: under its most selective given field.
+
+    Every event matching the pattern is found under one of these keys, so only
+    patterns filed under an event's keys need checking.
+    """
+    if pattern.to_agent is not None:
+        return [("to", pattern.to_agent)]
+    if pattern.nodes is not None:
+        return [("node", node) for node in pattern.nodes]
+    senders = pattern.from_agents
+    if senders is not None and all(_literal_prefix(g) == g for g in senders):
+        return [("from", sender) for sender in senders]
+    if pattern.tags is not None:
+        return [("tag", tag) for tag in pattern.tags]
+    if pattern.path_glob is not None and _literal_prefix(pattern.path_glob):
+        prefix = _literal_prefix(pattern.path_glob)
+        return [("path" if prefix == pattern.path_glob else "path*", prefix)]
+    if senders is not None and all(
+        len(_literal_prefix(g)) >= MIN_ID_PREFIX for g in senders
+    ):
+        return [("from*", _literal_prefix(g)) for g in senders]
+    if pattern.event_types is not None:
+        return [("type", kind) for kind in pattern.event_types]
+    return [("any", "")]
 
 
 class SubscriptionIndex:
@@ -122,43 +215,47 @@ class SubscriptionIndex:
     ) -> None:
         self.is_agent = is_agent
         self.by_id: dict[str, Subscription] = {}
+        self._matchers: dict[str, _Matcher] = {}
         self._by_agent: dict[str, set[str]] = defaultdict(set)
-        self._by_to_agent: dict[str, set[str]] = defaultdict(set)
-        self._by_node: dict[str, set[str]] = defaultdict(set)
-        self._by_type: dict[str, set[str]] = defaultdict(set)
-        self._unindexed: set[str] = set()
+        self._buckets: dict[Key, set[str]] = defaultdict(set)
+        self._prefix_lengths: dict[str, Counter[int]] = defaultdict(Counter)
+        """For prefix buckets (``from*``, ``path*``): the prefix lengths in use."""
+        self._defaults: dict[str, list[Subscription]] = {}
         for subscription in subscriptions:
             self.add(subscription)
 
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def _buckets(self, pattern: Pattern) -> list[set[str]]:
-        """Where a pattern is filed: under its most selective given field."""
-        if pattern.to_agent is not None:
-            return [self._by_to_agent[pattern.to_agent]]
-        if pattern.nodes is not None:
-            return [self._by_node[node] for node in pattern.nodes]
-        if pattern.event_types is not None:
-            return [self._by_type[kind] for kind in pattern.event_types]
-        return [self._unindexed]
-
     def add(self, subscription: Subscription) -> None:
         """Index ``subscription`` (replacing one with the same id)."""
         self.remove(subscription.id)
         self.by_id[subscription.id] = subscription
+        self._matchers[subscription.id] = _Matcher(subscription)
         self._by_agent[subscription.agent_id].add(subscription.id)
-        for bucket in self._buckets(subscription.pattern):
-            bucket.add(subscription.id)
+        for kind, value in _keys(subscription.pattern):
+            self._buckets[(kind, value)].add(subscription.id)
+            if kind.endswith("*"):
+                self._prefix_lengths[kind][len(value)] += 1
 
     def remove(self, subscription_id: str) -> Subscription | None:
         """Forget a subscription; return it if it existed."""
         subscription = self.by_id.pop(subscription_id, None)
         if subscription is None:
             return None
+        del self._matchers[subscription_id]
         self._by_agent[subscription.agent_id].discard(subscription_id)
-        for bucket in self._buckets(subscription.pattern):
-            bucket.discard(subscription_id)
+        for kind, value in _keys(subscription.pattern):
+            bucket = self._buckets.get((kind, value))
+            if bucket is not None:
+                bucket.discard(subscription_id)
+                if not bucket:
+                    del self._buckets[(kind, value)]
+            if kind.endswith("*"):
+                lengths = self._prefix_lengths[kind]
+                lengths[len(value)] -= 1
+                if lengths[len(value)] <= 0:
+                    del lengths[len(value)]
         return subscription
 
     def of_agent(self, agent_id: str) -> list[Subscription]:
@@ -169,28 +266,64 @@ class SubscriptionIndex:
         """Every agent holding at least one subscription."""
         return {agent for agent, ids in self._by_agent.items() if ids}
 
-    def defaults_matching(self, event: BaseEvent) -> list[Subscription]:
+    def _default(self, agent_id: str, which: int) -> Subscription:
+        made = self._defaults.get(agent_id)
+        if made is None:
+            made = self._defaults[agent_id] = default_subscriptions(agent_id)
+        return made[which]
+
+    def defaults_matching(
+        self, event: BaseEvent, nodes: tuple[str, ...] | None = None
+    ) -> list[Subscription]:
         """The implicit default subscriptions ``event`` matches."""
         found: list[Subscription] = []
         kind = event.type  # type: ignore[attr-defined]
         if kind in MESSAGE_TYPES and event.to_agent and self.is_agent(event.to_agent):
-            found.append(default_subscriptions(event.to_agent)[0])
+            found.append(self._default(event.to_agent, 0))
         elif kind == "content_changed":
-            for node in event.concerned_nodes():
+            for node in event.concerned_nodes() if nodes is None else nodes:
                 if self.is_agent(node):
-                    found.append(default_subscriptions(node)[1])
+                    found.append(self._default(node, 1))
         return found
 
-    def match(self, event: BaseEvent) -> list[Subscription]:
-        """Subscriptions (custom and default) matching ``event``, stable order."""
-        candidates: set[str] = set(self._unindexed)
+    def _event_keys(self, event: BaseEvent, nodes: tuple[str, ...]) -> list[Key]:
+        keys: list[Key] = [("any", ""), ("type", event.type)]  # type: ignore[attr-defined]
         if event.to_agent is not None:
-            candidates |= self._by_to_agent.get(event.to_agent, set())
-        for node in event.concerned_nodes():
-            candidates |= self._by_node.get(node, set())
-        candidates |= self._by_type.get(event.type, set())  # type: ignore[attr-defined]
-        found = [self.by_id[i] for i in candidates]
-        found = [s for s in found if s.pattern.matches(event)]
-        found += self.defaults_matching(event)
-        found.sort(key=lambda s: (s.agent_id, s.id))
+            keys.append(("to", event.to_agent))
+        keys += [("node", node) for node in nodes]
+        sender = event.from_agent
+        if sender is not None:
+            keys.append(("from", sender))
+            keys += [("from*", sender[:n]) for n in self._prefix_lengths["from*"]]
+        keys += [("tag", tag) for tag in event.labels()]
+        path = event.file()
+        if path is not None:
+            keys.append(("path", path))
+            keys += [("path*", path[:n]) for n in self._prefix_lengths["path*"]]
+        return keys
+
+    def match(
+        self, event: BaseEvent, nodes: tuple[str, ...] | None = None
+    ) -> list[Subscription]:
+        """Subscriptions (custom and default) matching ``event``, stable order.
+
+        ``nodes`` are ``event.concerned_nodes()`` when the caller has them.
+        """
+        if nodes is None:
+            nodes = event.concerned_nodes()
+        candidates: set[str] = set()
+        buckets = self._buckets
+        for key in self._event_keys(event, nodes):
+            bucket = buckets.get(key)
+            if bucket:
+                candidates |= bucket
+        matchers = self._matchers
+        found = [
+            matcher.subscription
+            for matcher in (matchers[i] for i in candidates)
+            if matcher.matches(event, nodes)
+        ]
+        found += self.defaults_matching(event, nodes)
+        if len(found) > 1:
+            found.sort(key=lambda s: (s.agent_id, s.id))
         return found

@@ -11,6 +11,16 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
+START_RUN_SQL = (
+    "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
+    "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
+)
+ADD_CHAIN_SQL = (
+    "INSERT OR REPLACE INTO activation_chain "
+    "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
+)
+
+
 class RunStore:
     """Repository of the ``runs`` and ``activation_chain`` tables.
 
@@ -33,8 +43,7 @@ class RunStore:
 
         async def work(db: aiosqlite.Connection) -> None:
             await db.execute(
-                "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
-                "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)",
+                START_RUN_SQL,
                 (run_id, node_id, trigger_event_id, correlation_id, time.time()),
             )
 
@@ -53,10 +62,8 @@ class RunStore:
 
         await self.database.transaction(work, "recording a run's end")
 
-    async def interrupt_running(self) -> list[tuple[str, str, str | None]]:
-        """Mark runs left ``running`` by a dead process as ``interrupted``;
-        return their ``(run id, node id, correlation id)``.
-        """
+    async def running(self) -> list[tuple[str, str, str | None]]:
+        """Runs recorded as ``running``: ``(run id, node id, correlation id)``."""
         if self.database is None:
             return []
 
@@ -64,15 +71,13 @@ class RunStore:
             async with db.execute(
                 "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
             ) as cursor:
-                rows = [tuple(row) for row in await cursor.fetchall()]
-            await db.execute(
-                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
-                "error = 'the server stopped during the run' WHERE status = 'running'",
-                (time.time(),),
-            )
-            return rows  # type: ignore[return-value]
+                return [tuple(row) for row in await cursor.fetchall()]  # type: ignore[misc]
 
-        return await self.database.transaction(work, "marking interrupted runs") or []
+        return await self.database.read(work, "reading runs") or []
+
+    async def mark_interrupted(self, run_id: str) -> None:
+        """Record that a run died with the process that ran it."""
+        await self.finish(run_id, "interrupted", "the server stopped during the run")
 
     async def status(self, run_id: str) -> str | None:
         """A run's recorded status."""
@@ -111,11 +116,7 @@ class RunStore:
             return
 
         async def work(db: aiosqlite.Connection) -> None:
-            await db.executemany(
-                "INSERT OR REPLACE INTO activation_chain "
-                "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)",
-                entries,
-            )
+            await db.executemany(ADD_CHAIN_SQL, entries)
 
         await self.database.transaction(work, "recording cascade chains")
 

@@ -12,7 +12,8 @@ is refused — with a ``trigger_refused`` event saying which rule — when:
 - ``orphaned`` / ``unknown_agent``: *A* is not an active node.
 
 Chains (which agents a cascade has reached) are kept in memory and persisted in
-``activation_chain``; a chain older than ``swarm.chain_ttl_s`` is forgotten.
+``activation_chain`` (with the next events' transaction); a chain older than
+``swarm.chain_ttl_s`` is forgotten.
 Per-agent cooldown is not a refusal — it defers and coalesces (``runner.py``).
 """
 

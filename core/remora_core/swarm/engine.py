@@ -1,11 +1,13 @@
 """The swarm of one project: events in, agents' turns out.
 
 :meth:`Swarm.emit` is the one way an event enters the system, in this order
-(DESIGN §6): **persist** it (``events/store.py``), **match** subscriptions
-(``events/subscriptions.py``), **enqueue triggers** for admitted agents
-(``cascade.py`` decides, ``runner.py`` runs), **publish** it on the bus
+(DESIGN §6): **persist** it (``events/store.py``, group-committed), **match**
+subscriptions (``events/subscriptions.py``), **enqueue triggers** for admitted
+agents (``cascade.py`` decides, ``runner.py`` runs), **publish** it on the bus
 (``events/bus.py``), then record the refusals, each as a ``trigger_refused``
-event saying which rule.
+event saying which rule. Matching happens per committed batch, in ``seq``
+order, while the store already writes the next batch; ``emit`` returns once
+its event went through all of that (its refusals follow in the log).
 
 :meth:`Swarm.start` restores what survives a restart: the end of the event log,
 custom subscriptions (those of agents that are no longer active nodes are
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,7 +29,7 @@ from remora_core.events.models import Event, RunInterrupted, TriggerRefused
 from remora_core.events.store import EventStore, StoredEvent
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
 from remora_core.model import AgentStatus, NodeStatus
-from remora_core.store.runs import RunStore
+from remora_core.store.runs import ADD_CHAIN_SQL, RunStore
 from remora_core.store.subscriptions import SubscriptionStore
 from remora_core.swarm.cascade import CascadeRules
 from remora_core.swarm.runner import Runner
@@ -40,6 +43,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TARGETS = ("parent", "broadcast:children", "broadcast:siblings")
+
+
+def _log_failure(future: asyncio.Future[StoredEvent]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("an event could not be stored", exc_info=future.exception())
 
 
 class Swarm:
@@ -74,6 +82,7 @@ class Swarm:
             cooldown_s=config.swarm.cooldown_ms / 1000,
         )
         self._chain_writer: asyncio.Task[None] | None = None
+        self.events.on_commit = self._committed
 
     # ---- agents --------------------------------------------------------------
 
@@ -126,15 +135,23 @@ class Swarm:
         cutoff = self.rules.expire()
         self.rules.expired_before = None  # load_chains deletes the old rows
         self.rules.load(await self.runs.load_chains(cutoff))
-        for run_id, node_id, correlation in await self.runs.interrupt_running():
-            self.set_agent_status(node_id, AgentStatus.IDLE)
-            await self.emit(
-                RunInterrupted(
-                    agent_id=node_id,
-                    run_id=run_id,
-                    **({"correlation_id": correlation} if correlation else {}),
+        for run_id, node_id, correlation in await self.runs.running():
+            # The event first, under an id derived from the run: a crash between
+            # the two steps repeats the event's write (refused as a duplicate)
+            # and never leaves an interrupted run unannounced.
+            try:
+                await self.emit(
+                    RunInterrupted(
+                        id=f"ev_interrupted_{run_id}",
+                        agent_id=node_id,
+                        run_id=run_id,
+                        **({"correlation_id": correlation} if correlation else {}),
+                    )
                 )
-            )
+            except sqlite3.IntegrityError:
+                log.info("run %s was already announced as interrupted", run_id)
+            await self.runs.mark_interrupted(run_id)
+            self.set_agent_status(node_id, AgentStatus.IDLE)
         # No turn runs yet: an agent still shown running is a status whose
         # ``idle`` never reached the store before the process died.
         for node in list(self.graph.active()):
@@ -144,18 +161,44 @@ class Swarm:
     async def close(self) -> None:
         """Cancel running turns and write what is pending."""
         await self.runner.close()
-        await self._write_chains()
+        await self._expire_chains()
         await self.events.close()
         await self.bus.close()
 
     # ---- events ------------------------------------------------------------------
 
     async def emit(self, event: Event) -> StoredEvent:
-        """Persist, match, trigger, publish; then record refusals."""
-        stored = await self.events.append(event)
+        """Emit ``event``; return once it is persisted, matched and published."""
+        return await self.events.enqueue(event)
+
+    def emit_nowait(self, event: Event) -> asyncio.Future[StoredEvent]:
+        """Like :meth:`emit` without waiting: the event's place in the log is
+        fixed now, so what is emitted next is logged after it.
+        """
+        return self.events.enqueue(event)
+
+    def _committed(self, batch: list[StoredEvent]) -> None:
+        """Match, trigger and publish committed events, in ``seq`` order."""
+        refusals: list[TriggerRefused] = []
+        for stored in batch:
+            refusals += self._trigger(stored)
+            self.bus.publish(stored)
+        if self.rules.unsaved:
+            entries, self.rules.unsaved = self.rules.unsaved, []
+            self.events.also_write(ADD_CHAIN_SQL, entries)
+        if self.rules.expired_before and (
+            self._chain_writer is None or self._chain_writer.done()
+        ):
+            self._chain_writer = asyncio.ensure_future(self._expire_chains())
+        for refusal in refusals:
+            self.events.enqueue(refusal).add_done_callback(_log_failure)
+
+    def _trigger(self, stored: StoredEvent) -> list[TriggerRefused]:
+        """Enqueue the triggers ``stored`` causes; return the refusals."""
+        event = stored.event
         refusals: list[TriggerRefused] = []
         admitted: set[str] = set()
-        for subscription in self.index.match(event):
+        for subscription in self.index.match(event, stored.nodes):
             agent = subscription.agent_id
             if agent in admitted:
                 continue
@@ -180,22 +223,15 @@ class Swarm:
                         run_id=event.run_id,
                     )
                 )
-        if (self.rules.unsaved or self.rules.expired_before) and (
-            self._chain_writer is None or self._chain_writer.done()
-        ):
-            self._chain_writer = asyncio.ensure_future(self._write_chains())
-        self.bus.publish(stored)
-        if refusals:
-            await asyncio.gather(*(self.emit(r) for r in refusals))
-        return stored
+        return refusals
 
-    async def _write_chains(self) -> None:
-        while self.rules.unsaved or self.rules.expired_before:
-            cutoff, self.rules.expired_before = self.rules.expired_before, None
-            if cutoff is not None:
-                await self.runs.expire_chains(cutoff)
+    async def _expire_chains(self) -> None:
+        if self.rules.unsaved:
             entries, self.rules.unsaved = self.rules.unsaved, []
-            await self.runs.add_chain(entries)
+            self.events.also_write(ADD_CHAIN_SQL, entries)
+        cutoff, self.rules.expired_before = self.rules.expired_before, None
+        if cutoff is not None:
+            await self.runs.expire_chains(cutoff)
 
     # ---- subscriptions ---------------------------------------------------------------
 

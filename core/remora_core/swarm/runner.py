@@ -26,6 +26,7 @@ from remora_core.events.models import (
     AgentStarted,
 )
 from remora_core.model import AgentStatus
+from remora_core.store.runs import START_RUN_SQL
 from remora_core.swarm.turns import Turn
 
 if TYPE_CHECKING:
@@ -135,20 +136,26 @@ class Runner:
             swarm=swarm,
         )
         status, error = "completed", None
+        started: asyncio.Future[StoredEvent] | None = None
         # Recording the start is inside the ``try``: a run cancelled that early
         # still ends as cancelled, with its event and the agent idle again.
         try:
-            await swarm.runs.start(
-                run_id, actor.agent_id, first.id, first.correlation_id
+            # The run's row rides in the transaction of its ``agent_started``;
+            # the turn begins without waiting for that commit (whatever it
+            # emits is logged after it).
+            swarm.events.also_write(
+                START_RUN_SQL,
+                [(run_id, actor.agent_id, first.id, first.correlation_id, time.time())],
             )
             swarm.set_agent_status(actor.agent_id, AgentStatus.RUNNING)
-            await turn.emit(
+            started = turn.emit_nowait(
                 AgentStarted(
                     agent_id=actor.agent_id,
                     trigger_ids=tuple(e.event.id for e in events),
                 )
             )
             result = await swarm.turn_function(turn)
+            await started
             await turn.emit(
                 AgentCompleted(agent_id=actor.agent_id, result=result or "")
             )
@@ -163,6 +170,8 @@ class Runner:
             log.warning("turn of %s failed: %s", actor.agent_id, error)
             await turn.emit(AgentFailed(agent_id=actor.agent_id, error=error))
         finally:
+            if started is not None:  # the run's row must exist before its end
+                await asyncio.shield(asyncio.wait([started]))
             actor.run_id = None
             swarm.set_agent_status(
                 actor.agent_id,
@@ -178,8 +187,15 @@ class Runner:
         return False
 
     async def idle(self) -> None:
-        """Wait until no turn is running or scheduled (tests, shutdown)."""
-        while any(actor.busy for actor in self.actors.values()) or self.tasks:
+        """Wait until no event is being stored and no turn is running or
+        scheduled (tests, shutdown).
+        """
+        events = self.swarm.events
+        while True:
+            await events.settled()
+            busy = any(actor.busy for actor in self.actors.values()) or self.tasks
+            if not busy and not events.pending:
+                return
             await asyncio.sleep(0.005)
 
     async def close(self) -> None:

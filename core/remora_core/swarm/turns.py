@@ -11,6 +11,7 @@ The model-driven turn arrives with agents (issue 4); until then the server runs
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,7 +43,15 @@ class Turn:
 
     async def emit(self, event: Event) -> StoredEvent:
         """Emit ``event`` as part of this turn (envelope filled in)."""
-        stamped = event.model_copy(
+        return await self.swarm.emit(self.stamp(event))
+
+    def emit_nowait(self, event: Event) -> asyncio.Future[StoredEvent]:
+        """Emit without waiting for the commit (order in the log is kept)."""
+        return self.swarm.emit_nowait(self.stamp(event))
+
+    def stamp(self, event: Event) -> Event:
+        """``event`` with this turn's envelope and a fresh id."""
+        return event.model_copy(
             update={
                 "id": new_event_id(),  # even when forwarding an event it received
                 "correlation_id": self.correlation_id,
@@ -50,7 +59,6 @@ class Turn:
                 "run_id": self.run_id,
             }
         )
-        return await self.swarm.emit(stamped)
 
     async def send_message(
         self, to: str, message: str, tags: tuple[str, ...] = ()
