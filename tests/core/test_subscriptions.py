@@ -279,3 +279,22 @@ async def test_subscriptions_are_stored_and_loaded(tmp_path):
         assert await store.load() == [made[1]]
     finally:
         await database.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_matching_agents_is_the_agents_of_match(data):
+    """The hot path (agent ids only) agrees with the full match."""
+    index = SubscriptionIndex(is_agent=lambda i: i in AGENTS[:2])
+    for number in range(data.draw(st.integers(0, 12))):
+        index.add(
+            Subscription(
+                id=f"sub_{number}",
+                agent_id=data.draw(agent),
+                pattern=data.draw(patterns),
+            )
+        )
+    event = data.draw(events())
+    nodes = event.concerned_nodes()
+    expected = sorted({s.agent_id for s in index.match(event, nodes)})
+    assert index.matching_agents(event, nodes) == expected

@@ -327,3 +327,26 @@ class SubscriptionIndex:
         if len(found) > 1:
             found.sort(key=lambda s: (s.agent_id, s.id))
         return found
+
+    def matching_agents(self, event: BaseEvent, nodes: tuple[str, ...]) -> list[str]:
+        """The agents ``event`` triggers (what :meth:`match` finds, as agent
+        ids, without building the default subscriptions): the hot path."""
+        buckets = self._buckets
+        matchers = self._matchers
+        agents: dict[str, None] = {}
+        for key in self._event_keys(event, nodes):
+            bucket = buckets.get(key)
+            if bucket:
+                for subscription_id in bucket:
+                    matcher = matchers[subscription_id]
+                    if matcher.matches(event, nodes):
+                        agents[matcher.subscription.agent_id] = None
+        kind = event.type  # type: ignore[attr-defined]
+        if kind in MESSAGE_TYPES:
+            if event.to_agent and self.is_agent(event.to_agent):
+                agents[event.to_agent] = None
+        elif kind == "content_changed":
+            for node in nodes:
+                if self.is_agent(node):
+                    agents[node] = None
+        return sorted(agents)

@@ -197,12 +197,7 @@ class Swarm:
         """Enqueue the triggers ``stored`` causes; return the refusals."""
         event = stored.event
         refusals: list[TriggerRefused] = []
-        admitted: set[str] = set()
-        for subscription in self.index.match(event, stored.nodes):
-            agent = subscription.agent_id
-            if agent in admitted:
-                continue
-            admitted.add(agent)
+        for agent in self.index.matching_agents(event, stored.nodes):
             refusal = self.rules.admit(agent, event)
             if refusal is None:
                 self.runner.trigger(agent, stored)
