@@ -330,7 +330,8 @@ class SubscriptionIndex:
 
     def matching_agents(self, event: BaseEvent, nodes: tuple[str, ...]) -> list[str]:
         """The agents ``event`` triggers (what :meth:`match` finds, as agent
-        ids, without building the default subscriptions): the hot path."""
+        ids, without building the default subscriptions): the hot path.
+        """
         buckets = self._buckets
         matchers = self._matchers
         agents: dict[str, None] = {}
