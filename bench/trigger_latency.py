@@ -50,6 +50,7 @@ from remora_core.codegraph import CodeGraph
 from remora_core.config import RemoraConfig
 from remora_core.discovery import extract_source
 from remora_core.events.models import HumanChat
+from remora_core.events.store import event_row
 from remora_core.store import Database
 from remora_core.swarm.engine import Swarm
 from remora_core.swarm.turns import Turn
@@ -192,19 +193,7 @@ async def aiosqlite_commit(root: Path) -> list[float]:
     latencies: list[float] = []
     for seq in range(1, WARMUP + TRIGGERS + 1):
         event = HumanChat(to_agent="rm_peer", message=f"question {seq}")
-        row = (
-            seq,
-            event.id,
-            event.type,
-            event.timestamp,
-            event.correlation_id,
-            event.run_id,
-            event.agent_id,
-            event.from_agent,
-            event.to_agent,
-            event.depth,
-            event.model_dump_json(),
-        )
+        row = event_row(seq, event)
         began = time.perf_counter()
         await connection.execute("BEGIN IMMEDIATE")
         await connection.execute(INSERT_EVENT, row)

@@ -13,7 +13,6 @@ Without a usable database (memory-only projects, a damaged store) the log keeps
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 from collections import deque
@@ -61,7 +60,8 @@ Outcome = tuple["asyncio.Future[StoredEvent]", "StoredEvent | BaseException"]
 """What became of one queued event: committed, or the error that stopped it."""
 
 
-def _row(seq: int, event: Event) -> tuple[Any, ...]:
+def event_row(seq: int, event: Event) -> tuple[Any, ...]:
+    """The ``events`` table row of ``event`` at ``seq``."""
     return (
         seq,
         event.id,
@@ -232,7 +232,9 @@ class EventStore:
                         for i, (e, n) in enumerate(zip(events, nodes, strict=True))
                     ]
                 )
-                await db.executemany(_INSERT, [_row(s.seq, s.event) for s in result])
+                await db.executemany(
+                    _INSERT, [event_row(s.seq, s.event) for s in result]
+                )
                 await db.executemany(
                     "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)",
                     [(node, s.seq) for s in result for node in s.nodes],
@@ -327,8 +329,3 @@ class EventStore:
                     await db.executemany(sql, rows)
 
             await self.database.transaction(work, "saving bookkeeping")
-
-
-def event_json(stored: StoredEvent) -> str:
-    """Compact JSON of a stored event."""
-    return json.dumps(stored.to_json(), separators=(",", ":"))
