@@ -93,6 +93,8 @@ class Project:
         self.lock = asyncio.Lock()
         """Held by every async flow that reads files and then updates the graph."""
         self._dirty: set[str] = set()
+        self._moves: list[tuple[str, str]] = []
+        """Renames not yet applied to the store (before the files are saved)."""
         self._statuses: dict[str, AgentStatus] = {}
         """Agent statuses not yet written."""
         self._status_writer: asyncio.Task[None] | None = None
@@ -366,6 +368,7 @@ class Project:
         if old in self.documents:
             self.documents[new] = self.documents.pop(old)
         self.changes.rename(old, new)
+        self._moves.append((old, new))
         self._dirty.add(new)
         return True
 
@@ -435,7 +438,12 @@ class Project:
             await self.store.set_agent_statuses(batch)
 
     async def save_dirty(self) -> None:
-        """Write every changed file to the store, in batches."""
+        """Apply pending renames, then write every changed file, in batches."""
+        if self.store is not None:
+            while self._moves:
+                old, new = self._moves[0]
+                await self.store.move_file(old, new)
+                self._moves.pop(0)
         if not self._dirty:
             return
         paths, self._dirty = sorted(self._dirty), set()

@@ -418,3 +418,43 @@ async def test_a_memory_only_project_gives_ids_to_open_documents():
         assert project.database is None
     finally:
         await project.close()
+
+
+async def test_a_rename_while_running_is_stored_under_the_new_path(workspace):
+    """A rename the editor reports moves the file's record and edges in the
+    store too, not only in memory: no stale row under the old path."""
+    import sqlite3
+
+    from remora_core.config import RemoraConfig
+    from remora_core.project import Project
+
+    project = Project(workspace, RemoraConfig())
+    await project.start()
+    ids_before = {
+        n.qualified_name: n.id for n in project.graph.file_nodes("pkg/service.py")
+    }
+    (workspace / "pkg/service.py").rename(workspace / "pkg/orders.py")
+    await project.disk.rename([("pkg/service.py", "pkg/orders.py")])
+    await project.close()
+
+    db = sqlite3.connect(workspace / ".remora" / "remora.db")
+    try:
+        paths = dict(db.execute("SELECT path, status FROM files").fetchall())
+        assert "pkg/service.py" not in paths
+        assert paths["pkg/orders.py"] == "present"
+        edge_paths = {p for (p,) in db.execute("SELECT DISTINCT file_path FROM edges")}
+        assert "pkg/service.py" not in edge_paths
+        assert "pkg/orders.py" in edge_paths
+    finally:
+        db.close()
+
+    again = Project(workspace, RemoraConfig())
+    await again.start()
+    try:
+        ids_after = {
+            n.qualified_name: n.id for n in again.graph.file_nodes("pkg/orders.py")
+        }
+        assert ids_after == ids_before
+        assert again.disk.parsed == 0  # nothing changed since the last run
+    finally:
+        await again.close()
