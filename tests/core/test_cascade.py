@@ -11,11 +11,9 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 
-import pytest
 from remora_core.discovery import extract_source
 from remora_core.events.models import HumanChat, ToolCalled
 from remora_core.events.subscriptions import Pattern
-from remora_core.store import Database
 from remora_core.swarm.engine import Swarm
 from remora_core.updates import apply_extraction
 
@@ -160,13 +158,6 @@ async def test_siblings_broadcast_reaches_every_other_child():
         assert len(refusals(events)) == 3 * 3  # each of f1..f3 messaged 3 agents
     finally:
         await swarm.close()
-
-
-@pytest.fixture
-async def database(tmp_path):
-    database = await Database.open(tmp_path)
-    yield database
-    await database.close()
 
 
 async def test_fan_out_to_200_agents_stops_at_the_turn_budget(database):

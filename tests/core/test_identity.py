@@ -422,7 +422,8 @@ async def test_a_memory_only_project_gives_ids_to_open_documents():
 
 async def test_a_rename_while_running_is_stored_under_the_new_path(workspace):
     """A rename the editor reports moves the file's record and edges in the
-    store too, not only in memory: no stale row under the old path."""
+    store too, not only in memory: no stale row under the old path.
+    """
     import sqlite3
 
     from remora_core.config import RemoraConfig

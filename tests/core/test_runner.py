@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 
-import pytest
 from remora_core.events.models import AgentMessage, HumanChat
 from remora_core.model import AgentStatus
-from remora_core.store import Database
 from remora_core.swarm.engine import Swarm
 
 from tests.core.swarm_support import (
@@ -29,13 +27,6 @@ SOURCE = "".join(f"def f{i}():\n    pass\n\n\n" for i in range(12))
 def graph_and_ids(count: int = 12):
     graph = build_graph({"w.py": SOURCE})
     return graph, [node(graph, "w.py", f"f{i}").id for i in range(count)]
-
-
-@pytest.fixture
-async def database(tmp_path):
-    database = await Database.open(tmp_path)
-    yield database
-    await database.close()
 
 
 # ---- cooldown ----------

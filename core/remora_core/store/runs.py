@@ -110,16 +110,6 @@ class RunStore:
 
         return await self.database.transaction(work, "loading cascade chains") or []
 
-    async def add_chain(self, entries: list[tuple[str, str, int, float]]) -> None:
-        """Record agents admitted into cascades."""
-        if self.database is None or not entries:
-            return
-
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.executemany(ADD_CHAIN_SQL, entries)
-
-        await self.database.transaction(work, "recording cascade chains")
-
     async def expire_chains(self, before: float) -> None:
         """Forget chain entries older than ``before``."""
         if self.database is None:
