@@ -183,9 +183,7 @@ class Swarm:
         for stored in batch:
             refusals += self._trigger(stored)
             self.bus.publish(stored)
-        if self.rules.unsaved:
-            entries, self.rules.unsaved = self.rules.unsaved, []
-            self.events.also_write(ADD_CHAIN_SQL, entries)
+        self._queue_chains()
         if self.rules.expired_before and (
             self._chain_writer is None or self._chain_writer.done()
         ):
@@ -220,10 +218,14 @@ class Swarm:
                 )
         return refusals
 
-    async def _expire_chains(self) -> None:
+    def _queue_chains(self) -> None:
+        """Admissions ride along with the next events' transaction."""
         if self.rules.unsaved:
             entries, self.rules.unsaved = self.rules.unsaved, []
             self.events.also_write(ADD_CHAIN_SQL, entries)
+
+    async def _expire_chains(self) -> None:
+        self._queue_chains()
         cutoff, self.rules.expired_before = self.rules.expired_before, None
         if cutoff is not None:
             await self.runs.expire_chains(cutoff)
