@@ -1,4 +1,4 @@
-"""Work-done progress in the editor for long engine work (start-up indexing).
+"""Work-done progress in the editor for long work (start-up indexing, agent runs).
 
 The engine reports through the sync :class:`~remora_core.progress.ProgressSink`
 interface; here each sink owns one token and a small queue, so ``create`` is
@@ -35,16 +35,25 @@ class LspProgress:
         self._last_report = 0.0
         server.run_task(self._send_all(), name=f"progress {self.token}")
 
-    def begin(self, title: str, message: str | None = None) -> None:
+    def begin(
+        self, title: str, message: str | None = None, *, cancellable: bool = False
+    ) -> None:
         """Queue the begin message."""
         self._queue.put_nowait(
-            types.WorkDoneProgressBegin(title=title, message=message, percentage=0)
+            types.WorkDoneProgressBegin(
+                title=title,
+                message=message,
+                percentage=None if cancellable else 0,
+                cancellable=cancellable or None,
+            )
         )
 
-    def report(self, message: str, percentage: int | None = None) -> None:
-        """Queue a report, unless one went out very recently."""
+    def report(
+        self, message: str, percentage: int | None = None, *, force: bool = False
+    ) -> None:
+        """Queue a report, unless one went out very recently (and not ``force``)."""
         now = time.monotonic()
-        if now - self._last_report < REPORT_INTERVAL_S:
+        if not force and now - self._last_report < REPORT_INTERVAL_S:
             return
         self._last_report = now
         self._queue.put_nowait(

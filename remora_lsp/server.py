@@ -20,12 +20,14 @@ from remora_core.text import PositionEncoding
 
 from remora_lsp import __version__
 from remora_lsp.features import (
+    agents,
     commands,
     events,
     files,
     hover,
     lenses,
     lifecycle,
+    proposals,
     symbols,
     sync,
 )
@@ -34,7 +36,18 @@ from remora_lsp.protocol import RemoraProtocol
 
 log = logging.getLogger(__name__)
 
-FEATURES = [lifecycle, sync, symbols, lenses, hover, files, commands, events]
+FEATURES = [
+    lifecycle,
+    sync,
+    symbols,
+    lenses,
+    hover,
+    files,
+    commands,
+    events,
+    agents,
+    proposals,
+]
 """Feature modules, each with ``register(server)``, in registration order."""
 
 
@@ -61,6 +74,8 @@ class RemoraLanguageServer(LanguageServer):
         """Whether projects poll the disk (the editor cannot watch files)."""
         self.closing: asyncio.Future[None] | None = None
         """Closing every project (started by shutdown, exit or a lost editor)."""
+        self.progress_runs: dict[str, str] = {}
+        """Progress token → the agent run it shows (for cancelling)."""
         self.lens_refresh_pending = False
         """A ``workspace/codeLens/refresh`` is scheduled."""
         self.exit_code = 1

@@ -1,18 +1,23 @@
-"""The README's main job: index a project through a real LSP session.
+"""The README's main job: a real agent run through a real LSP session.
 
 Starts ``remora-lsp`` over stdio (the console script next to this Python), opens
 a project as its workspace folder (``examples/inventory`` by default), waits for
-start-up indexing to finish, then prints every file's outline — each node with
-its id and agent status, as ``textDocument/documentSymbol`` reports them — and
-the hover card of one function (callers and callees).
+start-up indexing to finish, prints every file's outline — each node with its id
+and agent status, as ``textDocument/documentSymbol`` reports them — and the
+hover card of the best-connected function. Then it asks that function's agent
+for a docstring (``remora.agent.chat``) on the project's configured model — by
+default the embedded local model of the ``local`` extra — follows the run's
+progress and events, and prints the proposal's diff and the edit its "Accept"
+code action would make. Nothing is applied: the project's files stay as they are.
 
-Usage: ``.venv/bin/python scripts/demo.py [PROJECT_DIR]``. Run it twice: the ids
-stay the same, because the project's ``.remora/remora.db`` remembers them.
+Usage: ``.venv/bin/python scripts/demo.py [PROJECT_DIR] [--no-agent]``. Run it
+twice: the ids stay the same, because ``.remora/remora.db`` remembers them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -31,7 +36,11 @@ class DemoClient(LanguageClient):
         super().__init__("remora-demo", "0.1.0")
         self.indexed = asyncio.Event()
         self.summary = ""
+        self.indexing: object = None
         self.messages: list[str] = []
+        self.events: list[dict] = []
+        self.progress: list[str] = []
+        self.changed = asyncio.Event()
 
         @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def create_progress(params: types.WorkDoneProgressCreateParams) -> None:
@@ -40,9 +49,25 @@ class DemoClient(LanguageClient):
         @self.feature(types.PROGRESS)
         def progress(params: types.ProgressParams) -> None:
             value = params.value if isinstance(params.value, dict) else {}
-            if value.get("kind") == "end":
+            if value.get("title") == "Remora: indexing":
+                self.indexing = params.token
+            if value.get("kind") == "end" and params.token == self.indexing:
                 self.summary = value.get("message") or ""
                 self.indexed.set()
+            elif params.token != self.indexing:
+                text = value.get("title") or value.get("message") or ""
+                self.progress.append(f"{value.get('kind')}: {text}")
+                print(f"  progress {value.get('kind')}: {text}", flush=True)
+
+        @self.feature("remora/event")
+        def remora_event(params) -> None:
+            event = _plain(params)
+            self.events.append(event)
+            self.changed.set()
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            return None  # the proposal is fetched with remora.proposal.diff
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: types.LogMessageParams) -> None:
@@ -51,6 +76,15 @@ class DemoClient(LanguageClient):
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def show_message(params: types.ShowMessageParams) -> None:
             self.messages.append(params.message)
+
+
+def _plain(value):
+    """JSON-like data from what pygls gives for custom messages (named tuples)."""
+    if hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def print_outline(symbols, depth: int = 1) -> None:
@@ -64,7 +98,82 @@ def print_outline(symbols, depth: int = 1) -> None:
         print_outline(symbol.children, depth + 1)
 
 
-async def main(project: Path) -> int:
+async def ask_for_docstring(client: DemoClient, uri: str, symbol) -> None:
+    """Ask a function's agent for a docstring; print the run and its proposal."""
+    node_id = (symbol.detail or "").partition(" · ")[0]
+    request = "Add a docstring that says what this function does."
+    print(f"Asking the agent of {symbol.name} ({node_id}): {request!r}", flush=True)
+    started = _plain(
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="remora.agent.chat",
+                arguments=[{"node_id": node_id, "message": request}],
+            )
+        )
+    )
+    run_id = started["run_id"]
+    ended = await _wait_for_end(client, run_id)
+    for event in client.events:
+        if event.get("run_id") == run_id and event["type"] in SHOWN:
+            print(f"  event {event['type']}: {SHOWN[event['type']](event)}")
+    if ended is None:
+        print("The run did not end within 10 minutes.")
+        return
+    proposed = [
+        e
+        for e in client.events
+        if e["type"] == "rewrite_proposed" and e.get("run_id") == run_id
+    ]
+    if not proposed:
+        print(f"No proposal: the run ended with {ended['type']}.")
+        return
+    proposal_id = proposed[-1]["proposal_id"]
+    diff = _plain(
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="remora.proposal.diff",
+                arguments=[{"proposal_id": proposal_id}],
+            )
+        )
+    )
+    print(f"\nProposal {proposal_id} ({diff['status']}):\n{diff['diff']}")
+    first, last = symbol.range.start.line + 1, symbol.range.end.line + 1
+    path = Path(uri.removeprefix("file://")).name
+    print(
+        f"Accepting it (the 'Accept' code action on line "
+        f"{symbol.selection_range.start.line + 1}, or remora.proposal.accept) would "
+        f"replace lines {first}-{last} of {path} "
+        f"({len(diff['old_source'].splitlines())} lines) with the proposed "
+        f"{len(diff['new_source'].splitlines())} lines, as "
+        "one edit your editor can undo. Nothing was applied."
+    )
+
+
+SHOWN = {
+    "model_response": lambda e: f"usage {e['usage']}",
+    "tool_called": lambda e: e["tool"],
+    "tool_result": lambda e: f"{'ok' if e['ok'] else 'refused'}: {e['summary']}",
+    "rewrite_proposed": lambda e: e["proposal_id"],
+    "agent_completed": lambda e: e["result"] or "done",
+    "agent_failed": lambda e: e["error"],
+}
+
+
+async def _wait_for_end(client: DemoClient, run_id: str) -> dict | None:
+    ends = ("agent_completed", "agent_failed", "agent_cancelled")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 600
+    while loop.time() < deadline:
+        for event in client.events:
+            if event.get("run_id") == run_id and event["type"] in ends:
+                return event
+        client.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(client.changed.wait(), timeout=1)
+    return None
+
+
+async def main(project: Path, ask_agent: bool = True) -> int:
     """Run the session; return the process exit code."""
     if not SERVER.exists():
         print(f"remora-lsp not found next to {sys.executable}; install the project")
@@ -132,13 +241,17 @@ async def main(project: Path) -> int:
         if card is not None:
             text = card.contents.value
             cards.append((text.count("rm_"), symbol.name, text))
+    chosen = None
     if cards:
         _, name, text = max(cards)
+        chosen = next((u, s) for u, s in functions if s.name == name)
         print(f"Hover on {name}:")
         for line in text.splitlines():
             if line.strip():
                 print(f"  {line.replace('**', '').replace('`', '')}")
         print()
+    if chosen is not None and ask_agent:
+        await ask_for_docstring(client, *chosen)
     for message in client.messages:
         print(f"server said: {message}")
 
@@ -149,5 +262,6 @@ async def main(project: Path) -> int:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "examples" / "inventory"
-    sys.exit(asyncio.run(main(target.resolve())))
+    arguments = [a for a in sys.argv[1:] if a != "--no-agent"]
+    target = Path(arguments[0]) if arguments else REPO / "examples" / "inventory"
+    sys.exit(asyncio.run(main(target.resolve(), "--no-agent" not in sys.argv)))

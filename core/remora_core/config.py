@@ -38,8 +38,19 @@ class ModelSettings(_Section):
     api_key_env: str | None = None
     """Name of the environment variable holding the key (never the key itself)."""
     protocol: Literal["tools", "fenced"] | None = None
+    """``None``: ``fenced`` for the embedded local model, ``tools`` otherwise."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra JSON fields for every request (vLLM ``structured_outputs``, ...)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """``None``: the server's default (0 for the embedded local model)."""
     timeout_s: float = Field(default=120.0, gt=0)
+    """How long one model request may take."""
+    retries: int = Field(default=3, ge=0, le=10)
+    """Retries of a request after a connection error or an HTTP 5xx."""
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    """First wait before a retry; doubled for each further retry."""
+    stream: bool = False
+    """Ask for streamed responses (server-sent events)."""
 
 
 class AgentSettings(_Section):
@@ -47,6 +58,15 @@ class AgentSettings(_Section):
 
     max_concurrency: int = Field(default=2, ge=1)
     max_turns: int = Field(default=8, ge=1)
+    """Model requests one run may make."""
+    max_tokens: int = Field(default=60_000, ge=100)
+    """Tokens (prompt + completion, summed over requests) one run may use."""
+    run_timeout_s: float = Field(default=600.0, gt=0)
+    """How long one run may take, not counting waits for a person's answer."""
+    question_timeout_s: float = Field(default=900.0, gt=0)
+    """How long ``ask_user`` waits for an answer."""
+    history_messages: int = Field(default=40, ge=0)
+    """Chat history kept per agent (messages); older ones are dropped."""
 
 
 class SwarmSettings(_Section):

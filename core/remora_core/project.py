@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from remora_core.agents.runtime import AgentRuntime
 from remora_core.cards import node_card
 from remora_core.changes import Changes, ChangeTracker
 from remora_core.codegraph import CodeGraph
@@ -43,6 +44,7 @@ from remora_core.text import LineIndex, PositionEncoding
 from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_file
 
 if TYPE_CHECKING:
+    from remora_core.agents.questions import Presenter
     from remora_core.config import RemoraConfig
     from remora_core.discovery import FileExtraction
     from remora_core.events.store import StoredEvent
@@ -63,7 +65,7 @@ class Project:
         *,
         notify: Callable[[str], None] | None = None,
         progress: Callable[[], ProgressSink] | None = None,
-        turn_function: TurnFunction = acknowledge,
+        turn_function: TurnFunction | None = None,
     ) -> None:
         self.root = root
         self.config = config
@@ -71,13 +73,20 @@ class Project:
         """Tells the user about a problem (one message per problem)."""
         self.progress = progress
         self.turn_function = turn_function
+        """``None``: agents' turns run on models (``agents/``)."""
+        self.agents: AgentRuntime | None = None
+        """The agents' services and kernel, once the project started."""
+        self.question_presenter: Presenter | None = None
+        """Shows agents' questions to the person (the editor sets it)."""
         self.graph = CodeGraph()
         self.modules = ModuleMap()
         self.documents: dict[str, OpenDocument] = {}
         self.records: dict[str, FileRecord] = {}
         self.database: Database | None = None
         self.store: NodeStore | None = None
-        self.swarm = Swarm(None, self.graph, config, turn_function=turn_function)
+        self.swarm = Swarm(
+            None, self.graph, config, turn_function=turn_function or acknowledge
+        )
         """Replaced by one on the project's store when the project starts."""
         self.changes = ChangeTracker()
         self.event_listeners: list[Callable[[StoredEvent], object]] = []
@@ -145,11 +154,13 @@ class Project:
             for record in files:
                 if record.status == "present":
                     self.modules.add(record.path)
+        self.agents = AgentRuntime(self, self.notify)
+        await self.agents.start()
         self.swarm = Swarm(
             self.database,
             self.graph,
             self.config,
-            turn_function=self.turn_function,
+            turn_function=self.turn_function or self.agents.turn,
             on_status=self._set_agent_status,
         )
         for number, listener in enumerate(self.event_listeners):
@@ -175,6 +186,8 @@ class Project:
         self._timers.clear()
         self.extractor.close()
         await self.swarm.close()  # cancelled turns record their end first
+        if self.agents is not None:
+            await self.agents.close()
         await self.tasks.close()
         try:
             await self._save_statuses()
@@ -314,6 +327,8 @@ class Project:
             self.resolve(path, extraction, update.ids)
         if not unchanged:
             self._dirty.add(path)
+            if self.agents is not None:
+                self.agents.file_changed(path)
         return update
 
     def resolve(self, path: str, extraction: FileExtraction, ids: list[str]) -> None:
@@ -368,6 +383,8 @@ class Project:
         if old in self.documents:
             self.documents[new] = self.documents.pop(old)
         self.changes.rename(old, new)
+        if self.agents is not None:
+            self.agents.file_moved(old, new)
         self._moves.append((old, new))
         self._dirty.add(new)
         return True

@@ -27,7 +27,9 @@ from remora_core.config import describe_problems, load_config, merge
 from remora_core.project import Project
 
 from remora_lsp.convert import encoding_of
+from remora_lsp.features.agents import follow_runs, install_presenter
 from remora_lsp.features.events import forward_events
+from remora_lsp.features.proposals import follow_proposals
 from remora_lsp.logs import forward_to_client
 from remora_lsp.progress import LspProgress, supports_progress
 from remora_lsp.projects import uri_to_path
@@ -65,8 +67,18 @@ def make_project(
     config, problems = load_config(root, settings)
     progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
     project = Project(root, config, notify=ls.tell_user, progress=progress)
-    forward_events(ls, project)
+    attach(ls, project)
     return project, problems
+
+
+def attach(ls: RemoraLanguageServer, project: Project) -> None:
+    """Connect a project (before it starts) to the editor: its events, the
+    progress of its runs, its proposals as diagnostics.
+    """
+    forward_events(ls, project)
+    follow_runs(ls, project)
+    follow_proposals(ls, project)
+    install_presenter(ls, project)
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -75,7 +87,7 @@ def register(server: RemoraLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RemoraLanguageServer, params: types.InitializeParams) -> None:
         ls.encoding = encoding_of(ls.workspace.position_encoding)
-        forward_events(ls, ls.projects.loose)
+        attach(ls, ls.projects.loose)
         ls.initialization_settings = _editor_settings(params.initialization_options)
         ls.editor_settings = ls.initialization_settings
         for root in _folders(params):
@@ -95,7 +107,7 @@ def register(server: RemoraLanguageServer) -> None:
         await _pull_settings(ls, restart=False)
         await _watch_files(ls)
         for project in ls.projects:
-            ls.run_task(_start(project), name=f"start {project.root}")
+            ls.run_task(_start(ls, project), name=f"start {project.root}")
         if ls.process_id:
             ls.run_task(_watch_parent(ls, ls.process_id), name="parent watch")
 
@@ -142,7 +154,7 @@ async def _close(ls: RemoraLanguageServer) -> None:
     await ls.tasks.close()
 
 
-async def _start(project: Project) -> None:
+async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     """Start a project, then move the start-up heap out of the collector's way.
 
     A large project leaves hundreds of thousands of long-lived objects; freezing
@@ -185,7 +197,7 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
         fresh.documents = project.documents
         ls.projects.add(fresh)
         await project.close()
-        ls.run_task(_start(fresh), name=f"restart {root}")
+        ls.run_task(_start(ls, fresh), name=f"restart {root}")
         if ls.polling:
             _poll(ls, fresh)
     if problems:

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.documents import TextChange
 
+from remora_lsp.features.proposals import publish
+
 if TYPE_CHECKING:
+    from remora_core.project import Project
+
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
@@ -30,6 +34,13 @@ def _change(change: types.TextDocumentContentChangeEvent) -> TextChange:
     return TextChange(change.text)
 
 
+def _show_proposals(ls: RemoraLanguageServer, project: Project, path: str) -> None:
+    """Keep pending proposals' diagnostics on their (possibly moved) lines."""
+    agents = project.agents
+    if agents is not None and agents.services.proposals.pending(path=path):
+        publish(ls, project, path)
+
+
 def register(server: RemoraLanguageServer) -> None:
     """Register the synchronisation handlers."""
 
@@ -44,6 +55,7 @@ def register(server: RemoraLanguageServer) -> None:
             return
         project, path = ls.projects.locate(document.uri)
         project.open_document(path, document.version, document.text)
+        _show_proposals(ls, project, path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(
@@ -62,6 +74,7 @@ def register(server: RemoraLanguageServer) -> None:
             [_change(change) for change in params.content_changes],
             ls.encoding,
         )
+        _show_proposals(ls, project, path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(

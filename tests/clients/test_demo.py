@@ -1,8 +1,9 @@
 """Client tier: the README's main job, a real client session over stdio.
 
 ``scripts/demo.py`` is a small LSP client: it starts ``remora-lsp``, waits for
-indexing and prints every node of a project with its id. The Neovim plugin and
-the VS Code extension get their own tests in this folder when they land.
+indexing, prints every node of a project with its id, and asks one function's
+agent for a docstring on the embedded local model (extra ``local``). The Neovim
+plugin and the VS Code extension get their own tests in this folder when they land.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ REPO = Path(__file__).resolve().parents[2]
 NODE_LINE = re.compile(r"^\s+(class|function|method) (\S+)\s+(rm_[a-z0-9]{8})\s+idle")
 
 
-def run_demo(project: Path) -> str:
+def run_demo(project: Path, *options: str) -> str:
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "demo.py"), str(project)],
+        [sys.executable, str(REPO / "scripts" / "demo.py"), str(project), *options],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,
         check=True,
     )
     return result.stdout
@@ -47,8 +48,23 @@ def test_demo_prints_the_outline_with_stable_ids(tmp_path):
     assert "callers (1): OrderBook.place" in first
     assert "callees (2): discount" in first
 
-    second = run_demo(project)
+    # The agent of quote ran on the embedded model: a proposal, or a clear refusal.
+    assert "Asking the agent of quote" in first
+    assert "progress begin: Remora: quote" in first
+    assert "event model_response" in first
+    if "event rewrite_proposed" in first:
+        assert re.search(r"Proposal pr_[0-9a-f]{12} \(pending\):", first)
+        assert "+++ b/inventory/pricing.py" in first
+        assert "Accepting it" in first and "Nothing was applied." in first
+    else:
+        assert "refused" in first or "agent_failed" in first
+    source = (project / "inventory" / "pricing.py").read_text(encoding="utf-8")
+    original = REPO / "examples" / "inventory" / "inventory" / "pricing.py"
+    assert source == original.read_text(encoding="utf-8")  # nothing applied
+
+    second = run_demo(project, "--no-agent")
     assert "4 files, 0 parsed" in second  # warm start
+    assert "Asking the agent" not in second
     again = {
         match.group(2): match.group(3)
         for line in second.splitlines()

@@ -52,6 +52,7 @@ SAMPLES: dict[str, dict] = {
     "rewrite_applied": {"proposal_id": "p_1", "node_id": "rm_1"},
     "rewrite_rejected": {"proposal_id": "p_1", "node_id": "rm_1", "feedback": "no"},
     "rewrite_stale": {"proposal_id": "p_1", "node_id": "rm_1"},
+    "rewrite_not_applied": {"proposal_id": "p_1", "node_id": "rm_1", "reason": "x"},
     "checkpoint_created": {"checkpoint_id": "c_1"},
     "graph_started": {"graph_id": "g_1"},
     "graph_completed": {"graph_id": "g_1", "ok": False},

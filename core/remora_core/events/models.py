@@ -9,8 +9,9 @@ its type. ``agent_id`` names the agent an event is about, ``from_agent`` and
 :func:`parse_event`; a stored event also carries its ``seq`` (see ``store.py``).
 
 The taxonomy is the design's, extended with the swarm's own bookkeeping:
-``trigger_refused`` (a cascade rule said no, and why) and ``run_interrupted``
-(a run was in flight when the process died).
+``trigger_refused`` (a cascade rule said no, and why), ``run_interrupted``
+(a run was in flight when the process died) and ``rewrite_not_applied`` (an
+accepted edit did not land in the document).
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ class AgentResumed(BaseEvent):
     agent_id: str
     question_id: str
     answer: str
+    outcome: Literal["answered", "timed_out", "cancelled"] = "answered"
 
 
 class ModelRequest(BaseEvent):
@@ -167,6 +169,9 @@ class ModelRequest(BaseEvent):
 
     type: Literal["model_request"] = "model_request"
     model: str = ""
+    attempt: int = 1
+    """1 for the first try, more for retries after a failure."""
+    retry_reason: str = ""
 
 
 class ModelResponse(BaseEvent):
@@ -174,6 +179,8 @@ class ModelResponse(BaseEvent):
 
     type: Literal["model_response"] = "model_response"
     usage: dict[str, int] = Field(default_factory=dict)
+    """``input_tokens``, ``output_tokens`` (as the server reported them)."""
+    finish_reason: str = ""
 
 
 class ToolCalled(BaseEvent):
@@ -225,6 +232,16 @@ class RewriteStale(BaseEvent):
     type: Literal["rewrite_stale"] = "rewrite_stale"
     proposal_id: str
     node_id: str
+    reason: str = ""
+
+
+class RewriteNotApplied(BaseEvent):
+    """A person accepted a proposal but its edit did not land (it stays pending)."""
+
+    type: Literal["rewrite_not_applied"] = "rewrite_not_applied"
+    proposal_id: str
+    node_id: str
+    reason: str = ""
 
 
 class CheckpointCreated(BaseEvent):
@@ -285,6 +302,7 @@ Event = Annotated[
     | RewriteApplied
     | RewriteRejected
     | RewriteStale
+    | RewriteNotApplied
     | CheckpointCreated
     | GraphStarted
     | GraphCompleted

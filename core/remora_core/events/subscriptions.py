@@ -11,8 +11,9 @@ A :class:`Pattern` matches an event when **every field it gives** matches:
   ``agent_id``, sender or recipient) — how an agent follows its own node.
 
 Every agent (every active node) has two default subscriptions (DESIGN §7):
-messages addressed to it (``human_chat``/``agent_message`` with ``to_agent`` =
-itself) and ``content_changed`` of its own node. They are implicit — derived
+messages addressed to it (``human_chat``, ``agent_message``, and
+``rewrite_rejected`` — a person's feedback — with ``to_agent`` = itself) and
+``content_changed`` of its own node. They are implicit — derived
 from "is this id an active node?" at match time, never stored — so a project of
 70k nodes costs no memory or start-up time for them, and a node that vanishes
 loses them at once. Custom subscriptions are added and removed by agents and
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from remora_core.events.models import BaseEvent
 
-MESSAGE_TYPES = ("human_chat", "agent_message")
+MESSAGE_TYPES = ("human_chat", "agent_message", "rewrite_rejected")
 
 
 class Pattern(BaseModel):

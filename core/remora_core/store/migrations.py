@@ -104,6 +104,51 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX runs_by_status ON runs(status);
     """,
+    # 3: what agents produce and remember — proposals, chat history, key-value
+    # memory and copy-on-write file overlays (DESIGN §5, §8, §9).
+    """
+    CREATE TABLE proposals (
+        id TEXT PRIMARY KEY,
+        node_id TEXT NOT NULL,
+        run_id TEXT,
+        kind TEXT NOT NULL,  -- rewrite | new_node
+        file_path TEXT NOT NULL,
+        base_version INTEGER,  -- the open document's version, NULL if from disk
+        base_hash TEXT NOT NULL,  -- sha256 of the node's text it was made against
+        start_byte INTEGER NOT NULL,  -- where the edit goes in that text
+        end_byte INTEGER NOT NULL,
+        old_source TEXT NOT NULL,
+        new_source TEXT NOT NULL,
+        diff TEXT NOT NULL,
+        reasoning TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL,  -- pending | accepted | rejected | stale | superseded
+        feedback TEXT,
+        created_at REAL NOT NULL,
+        decided_at REAL
+    );
+    CREATE INDEX proposals_by_node ON proposals(node_id, status);
+    CREATE INDEX proposals_by_status ON proposals(status, file_path);
+    CREATE TABLE agent_state (
+        agent_id TEXT PRIMARY KEY,
+        chat_history TEXT NOT NULL DEFAULT '[]',  -- pydantic-ai messages, JSON
+        custom_prompt TEXT,
+        last_activated REAL
+    );
+    CREATE TABLE kv (
+        agent_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,  -- JSON
+        PRIMARY KEY (agent_id, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE overlay (
+        agent_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        content BLOB,  -- NULL with deleted = 1: a whiteout
+        deleted INTEGER NOT NULL DEFAULT 0,
+        base_hash TEXT,  -- sha256 of the file the overlay was made from
+        PRIMARY KEY (agent_id, path)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -27,13 +27,18 @@ from remora_core.events.models import (
 )
 from remora_core.model import AgentStatus
 from remora_core.store.runs import START_RUN_SQL
-from remora_core.swarm.turns import Turn
+from remora_core.swarm.turns import Turn, TurnFailed
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
     from remora_core.swarm.engine import Swarm
 
 log = logging.getLogger(__name__)
+
+
+def _log_failure(done: asyncio.Future[object]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.error("an event could not be stored", exc_info=done.exception())
 
 
 def new_run_id() -> str:
@@ -88,6 +93,8 @@ class Actor:
     async def _turn(self) -> None:
         async with self.runner.limit:
             events, self.pending = self.pending, []
+            if not events:  # every trigger was cancelled while waiting for a slot
+                return
             self.last_start = time.monotonic()
             await self.runner.run_turn(self, events)
 
@@ -112,6 +119,9 @@ class Runner:
         self.actors: dict[str, Actor] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.closed = False
+        self.reserved: dict[str, str] = {}
+        """Trigger event id → the run id promised for it (``remora.agent.chat``
+        answers with a run id before the run starts)."""
 
     def trigger(self, agent_id: str, stored: StoredEvent) -> None:
         """Queue an admitted trigger for ``agent_id``."""
@@ -126,7 +136,9 @@ class Runner:
         """One turn: record the run, call the turn function, record the end."""
         swarm = self.swarm
         first = events[0].event
-        run_id = actor.run_id = new_run_id()
+        promised = [self.reserved.pop(e.event.id, None) for e in events]
+        # Coalesced triggers share one run: the first promise is kept.
+        run_id = actor.run_id = next((r for r in promised if r), None) or new_run_id()
         turn = Turn(
             agent_id=actor.agent_id,
             run_id=run_id,
@@ -166,7 +178,14 @@ class Runner:
             )
             raise
         except Exception as failure:  # the agent's failure, not the engine's
-            status, error = "failed", f"{type(failure).__name__}: {failure}"
+            status, error = (
+                "failed",
+                (
+                    str(failure)
+                    if isinstance(failure, TurnFailed)
+                    else f"{type(failure).__name__}: {failure}"
+                ),
+            )
             log.warning("turn of %s failed: %s", actor.agent_id, error)
             await turn.emit(AgentFailed(agent_id=actor.agent_id, error=error))
         finally:
@@ -179,12 +198,44 @@ class Runner:
             )
             await asyncio.shield(swarm.runs.finish(run_id, status, error))
 
+    def reserve(self, trigger_id: str) -> str:
+        """The run id the turn triggered by event ``trigger_id`` will have."""
+        run_id = self.reserved[trigger_id] = new_run_id()
+        return run_id
+
     def cancel_run(self, run_id: str) -> bool:
-        """Cancel the turn with ``run_id``, if it is running."""
+        """Cancel the turn with ``run_id``: running, or promised and waiting."""
         for actor in self.actors.values():
             if actor.run_id == run_id:
                 return actor.cancel()
+        waiting = [t for t, r in self.reserved.items() if r == run_id]
+        for actor in self.actors.values():
+            dropped = [s for s in actor.pending if s.event.id in waiting]
+            if dropped:
+                actor.pending = [s for s in actor.pending if s not in dropped]
+                for stored in dropped:
+                    self.reserved.pop(stored.event.id, None)
+                if not actor.pending and actor.wake is not None:
+                    actor.wake.cancel()
+                    actor.wake = None
+                # The run never started, yet whoever holds its id sees it end.
+                trigger = dropped[0].event
+                self.swarm.emit_nowait(
+                    AgentCancelled(
+                        agent_id=actor.agent_id,
+                        reason="cancelled before it started",
+                        run_id=run_id,
+                        correlation_id=trigger.correlation_id,
+                        depth=trigger.depth + 1,
+                    )
+                ).add_done_callback(_log_failure)
+                return True
         return False
+
+    def is_running(self, run_id: str) -> bool:
+        """Whether ``run_id`` is running or promised and still waiting."""
+        running = any(actor.run_id == run_id for actor in self.actors.values())
+        return running or run_id in self.reserved.values()
 
     async def idle(self) -> None:
         """Wait until no event is being stored and no turn is running or

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from remora_core.swarm.engine import Swarm
 
 
+class TurnFailed(Exception):
+    """A turn ended in failure; the message is for a person (shown as is)."""
+
+
 @dataclass
 class Turn:
     """One turn of one agent."""

@@ -1,0 +1,116 @@
+"""What one agent turn can reach: the project's services and the turn itself.
+
+:class:`AgentServices` is built once per project (the graph, the proposals,
+memory, questions, bundles, extensions, the sandbox, the model resolver and how
+to read a file's current text). :class:`AgentContext` is one turn's view of
+them — the ``deps`` pydantic-ai hands to every tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from remora_core.agents.bundles import Bundle, BundleRegistry
+    from remora_core.agents.extensions import ExtensionNode, ExtensionRegistry
+    from remora_core.agents.memory import ChatMemory
+    from remora_core.agents.providers import ModelResolver
+    from remora_core.agents.questions import Questions
+    from remora_core.agents.sandbox import Sandbox
+    from remora_core.codegraph import CodeGraph
+    from remora_core.config import RemoraConfig
+    from remora_core.model import CodeNode
+    from remora_core.proposals import Proposal, ProposalStore
+    from remora_core.swarm.turns import Turn
+    from remora_core.workspace import KeyValueStore, Overlay
+
+
+@dataclass
+class AgentServices:
+    """The long-lived services of one project's agents."""
+
+    root: Path | None
+    config: RemoraConfig
+    graph: CodeGraph
+    read_text: Callable[[str], bytes | None]
+    """Current bytes of a project file: the open buffer, else the disk."""
+    document_version: Callable[[str], int | None]
+    """Version of the open document of a path, None if it is not open."""
+    proposals: ProposalStore
+    kv: KeyValueStore
+    overlay: Overlay
+    memory: ChatMemory
+    questions: Questions
+    bundles: BundleRegistry
+    extensions: ExtensionRegistry
+    sandbox: Sandbox
+    models: ModelResolver
+
+    def source_of(self, node: CodeNode) -> str:
+        """The node's current text ('' if its file cannot be read)."""
+        text = self.read_text(node.file_path)
+        if text is None:
+            return ""
+        return text[node.span.start_byte : node.span.end_byte].decode(
+            "utf-8", errors="replace"
+        )
+
+
+@dataclass
+class TurnRecord:
+    """What a turn did, for its result and for tests."""
+
+    proposals: list[Proposal] = field(default_factory=list)
+    messages_sent: list[str] = field(default_factory=list)
+    answer: str = ""
+
+
+@dataclass
+class AgentContext:
+    """One turn's view of the services (pydantic-ai ``deps``)."""
+
+    turn: Turn
+    services: AgentServices
+    bundle: Bundle
+    extensions: list[ExtensionNode] = field(default_factory=list)
+    record: TurnRecord = field(default_factory=TurnRecord)
+    deadline: asyncio.Timeout | None = None
+    """The run's time limit; pushed back while the agent waits for a person."""
+
+    def extend_deadline(self, seconds: float) -> None:
+        """Do not count ``seconds`` (spent waiting for a person) against the run."""
+        when = self.deadline.when() if self.deadline is not None else None
+        if when is not None and self.deadline is not None:
+            self.deadline.reschedule(when + seconds)
+
+    @property
+    def agent_id(self) -> str:
+        """The id of the agent taking the turn."""
+        return self.turn.agent_id
+
+    @property
+    def node(self) -> CodeNode:
+        """The agent's node; ValueError if it vanished during the turn."""
+        node = self.services.graph.get(self.turn.agent_id)
+        if node is None:
+            raise ValueError(f"node {self.turn.agent_id} no longer exists")
+        return node
+
+    @property
+    def workspaces(self) -> list[str]:
+        """Project paths mounted for this agent by its extensions."""
+        paths: list[str] = []
+        for extension in self.extensions:
+            paths.extend(extension.get_workspaces())
+        return list(dict.fromkeys(paths))
+
+
+def text_hash(text: str | bytes) -> str:
+    """sha256 of a text (UTF-8), as proposals record their base."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,137 @@
+"""The ``fenced`` turn protocol, for small models that cannot call tools.
+
+Measured on the embedded 0.5B model: native tool calls 0/12 valid, a fenced
+python block read as the rewrite 11/12 (``../shared/reference/local-llm``). So
+in this protocol the model writes plain text, and the kernel reads it:
+
+- a fenced python code block (```` ```python ````, ```` ```py ```` or a bare
+  fence whose content is Python) is the agent's new source: ``rewrite_self``;
+- lines starting with one of these keywords are actions, parsed strictly::
+
+      READ: rm_xxxxxxxx              -> read_node (the source comes back next turn)
+      MESSAGE rm_xxxxxxxx: text      -> message_node
+      ASK_PARENT: text               -> ask_parent
+      ASK_USER: question             -> ask_user
+      OPTIONS: yes | no              -> (optional, right after ASK_USER) its options
+
+- a reply with neither is an answer to the person.
+
+A keyword line that does not follow its form, or more than one code block, is
+unparseable: the model gets one retry message that says exactly what was
+wrong and what the form is (:class:`FencedError`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+FENCED_RULES = """Rules:
+- You may change only yourself. To change yourself, reply with your complete new source in ONE fenced code block:
+```python
+<your whole new definition>
+```
+- To do something else, write one of these lines:
+READ: <node id>            (see another node's source)
+MESSAGE <node id>: <text>  (ask another node's agent to change itself)
+ASK_PARENT: <text>         (ask your parent)
+ASK_USER: <question>       (ask the person)
+- Every edit is a proposal until a person accepts it.
+- Otherwise, just answer in plain text."""
+
+FENCE = re.compile(
+    r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)^[ \t]*```[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+NODE_ID = r"rm_[a-z0-9]{8}"
+KEYWORD = re.compile(r"^\s*(READ|MESSAGE|ASK_PARENT|ASK_USER|OPTIONS)\b(.*)$")
+FORMS = {
+    "READ": (re.compile(rf"^:\s*({NODE_ID})\s*$"), "READ: rm_xxxxxxxx"),
+    "MESSAGE": (
+        re.compile(rf"^\s+({NODE_ID})\s*:\s*(\S.*)$"),
+        "MESSAGE rm_xxxxxxxx: your request",
+    ),
+    "ASK_PARENT": (re.compile(r"^:\s*(\S.*)$"), "ASK_PARENT: your request"),
+    "ASK_USER": (re.compile(r"^:\s*(\S.*)$"), "ASK_USER: your question"),
+    "OPTIONS": (re.compile(r"^:\s*(\S.*)$"), "OPTIONS: first | second"),
+}
+PYTHON_TAGS = {"python", "py", "python3", ""}
+
+
+class FencedError(ValueError):
+    """A reply that does not follow the protocol; the message is for the model."""
+
+
+@dataclass
+class FencedReply:
+    """What a reply asks for."""
+
+    code: str | None = None
+    reads: list[str] = field(default_factory=list)
+    messages: list[tuple[str, str]] = field(default_factory=list)
+    ask_parent: list[str] = field(default_factory=list)
+    question: tuple[str, tuple[str, ...]] | None = None
+    text: str = ""
+    """The reply without its code block: the answer, or the reasoning."""
+
+    @property
+    def actions(self) -> bool:
+        """Whether the reply asks for anything but an answer."""
+        return bool(
+            self.code is not None
+            or self.reads
+            or self.messages
+            or self.ask_parent
+            or self.question
+        )
+
+
+def parse_reply(reply: str) -> FencedReply:
+    """Read a model's reply; :class:`FencedError` if it breaks the protocol."""
+    parsed = FencedReply()
+    blocks = [m for m in FENCE.finditer(reply) if m.group(1).lower() in PYTHON_TAGS]
+    if len(blocks) > 1:
+        raise FencedError(
+            "Your reply has more than one code block. Reply with exactly one "
+            "```python block holding your complete new source."
+        )
+    outside = reply
+    if blocks:
+        parsed.code = blocks[0].group(2).rstrip()
+        outside = reply[: blocks[0].start()] + reply[blocks[0].end() :]
+    elif "```" in reply:
+        raise FencedError(
+            "Your code block is not closed. Put your complete new source between "
+            "a ```python line and a ``` line."
+        )
+    prose: list[str] = []
+    for line in outside.splitlines():
+        match = KEYWORD.match(line)
+        if match is None:
+            prose.append(line)
+            continue
+        _read_action(parsed, match.group(1), match.group(2))
+    parsed.text = "\n".join(prose).strip()
+    return parsed
+
+
+def _read_action(parsed: FencedReply, keyword: str, rest: str) -> None:
+    pattern, form = FORMS[keyword]
+    match = pattern.match(rest)
+    if match is None:
+        raise FencedError(f"Could not read your {keyword} line. Write it as: {form}")
+    if keyword == "READ":
+        parsed.reads.append(match.group(1))
+    elif keyword == "MESSAGE":
+        parsed.messages.append((match.group(1), match.group(2).strip()))
+    elif keyword == "ASK_PARENT":
+        parsed.ask_parent.append(match.group(1).strip())
+    elif keyword == "ASK_USER":
+        if parsed.question is not None:
+            raise FencedError("Ask the person one question at a time (one ASK_USER).")
+        parsed.question = (match.group(1).strip(), ())
+    else:  # OPTIONS
+        if parsed.question is None:
+            raise FencedError("An OPTIONS line must follow an ASK_USER line.")
+        options = tuple(o.strip() for o in match.group(1).split("|") if o.strip())
+        parsed.question = (parsed.question[0], options)

@@ -1,0 +1,60 @@
+"""Host functions a ``.pym`` tool script may call with ``@external``.
+
+They run in the server, on behalf of the agent whose turn runs the script, with
+the same rules as its tools: node sources through the graph, files only inside
+the project and never secrets, writes only to the agent's copy-on-write overlay
+(a person never sees them as edits unless the agent proposes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from remora_core.agents import tools
+from remora_core.agents.paths import PathRefused, is_secret
+from remora_core.cards import node_ref
+
+if TYPE_CHECKING:
+    from remora_core.agents.context import AgentContext
+
+
+def host_functions(context: AgentContext) -> dict[str, Callable[..., Any]]:
+    """The functions a script may declare, bound to this turn."""
+    services, me = context.services, context.agent_id
+
+    async def read_node(node_id: str) -> str:
+        node = tools._node(context, node_id)
+        if is_secret(node.file_path, services.config.secrets.exclude):
+            # The same refusal as the core tool; a ValueError inside the sandbox.
+            raise PathRefused(f"{node.file_path} matches secrets.exclude; not shown")
+        return services.source_of(node)
+
+    async def get_my_callers() -> list[dict[str, Any]]:
+        return [node_ref(n) for n in services.graph.callers(me)]
+
+    async def get_my_callees() -> list[dict[str, Any]]:
+        return [node_ref(n) for n in services.graph.callees(me)]
+
+    async def kv_get(key: str) -> Any:
+        return await services.kv.get(me, key)
+
+    async def kv_set(key: str, value: Any) -> None:
+        await services.kv.set(me, key, value)
+
+    async def read_file(path: str) -> str:
+        data = await services.overlay.read(me, path)
+        return data.decode("utf-8", errors="replace")
+
+    async def write_file(path: str, content: str) -> None:
+        await services.overlay.write(me, path, content.encode("utf-8"))
+
+    return {
+        "read_node": read_node,
+        "get_my_callers": get_my_callers,
+        "get_my_callees": get_my_callees,
+        "kv_get": kv_get,
+        "kv_set": kv_set,
+        "read_file": read_file,
+        "write_file": write_file,
+    }

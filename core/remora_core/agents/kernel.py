@@ -1,0 +1,486 @@
+"""One agent turn: prompt + triggering events + bounded history → tool loop.
+
+:meth:`AgentKernel.turn` is the swarm's turn function. For the agent's node it
+picks the bundle and matching extensions, resolves the model, and runs the turn
+in the endpoint's protocol:
+
+- ``tools``: pydantic-ai's own tool loop with the core, ``.pym`` and extension
+  tools; a call of an unknown tool or with bad arguments gets pydantic-ai's
+  retry message and is recorded as a failed ``tool_result``;
+- ``fenced``: plain replies read by ``fenced.py``; the kernel carries out what
+  they ask and continues while an action needs an answer (a read, a question,
+  a refused rewrite — refused once, then the refusal ends the turn).
+
+Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
+retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``
+tokens, a run timeout that does not count waits for a person. A failure ends
+the turn with :class:`TurnFailed` whose message a person understands. Triggers
+that are only a person's edits of the agent's own code do not call the model
+unless the bundle's ``react_to_own_edits`` says so: typing must not burn model
+time. The chat history is saved after a turn that completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai import Agent, Tool
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelTimeoutError,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+)
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolReturnPart,
+)
+from pydantic_ai.usage import UsageLimits
+
+from remora_core.agents import tools as core
+from remora_core.agents.context import AgentContext
+from remora_core.agents.fenced import FencedError, parse_reply
+from remora_core.agents.prompt import system_prompt, turn_input
+from remora_core.agents.providers import Endpoint, ModelNotConfigured
+from remora_core.agents.resilient import ObservedModel, retryable
+from remora_core.agents.sandbox import PymError, PymTool
+from remora_core.agents.toolset import CORE_TOOLS, extension_tool, pym_tool
+from remora_core.events.models import ModelRequest as ModelRequestEvent
+from remora_core.events.models import ModelResponse as ModelResponseEvent
+from remora_core.events.models import ToolCalled, ToolResult
+from remora_core.swarm.turns import TurnFailed
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.settings import ModelSettings
+
+    from remora_core.agents.context import AgentServices
+    from remora_core.swarm.turns import Turn
+
+log = logging.getLogger(__name__)
+
+
+class AgentKernel:
+    """Runs agent turns for one project."""
+
+    def __init__(self, services: AgentServices) -> None:
+        self.services = services
+
+    async def turn(self, turn: Turn) -> str:
+        """One turn of ``turn.agent_id``; the swarm's turn function."""
+        services = self.services
+        node = services.graph.get(turn.agent_id)
+        if node is None:
+            raise TurnFailed(f"node {turn.agent_id} no longer exists")
+        bundle = services.bundles.for_node(node)
+        context = AgentContext(
+            turn=turn,
+            services=services,
+            bundle=bundle,
+            extensions=services.extensions.matching(node),
+        )
+        try:
+            endpoint = await services.models.endpoint(bundle)
+        except ModelNotConfigured as error:
+            raise TurnFailed(str(error)) from None
+        limits = bundle.limits
+        timeout_s = (
+            limits and limits.timeout_s
+        ) or services.config.agents.run_timeout_s
+        history = await services.memory.load(turn.agent_id)
+        try:
+            async with asyncio.timeout(timeout_s) as deadline:
+                context.deadline = deadline
+                if endpoint.protocol == "fenced":
+                    answer, messages = await self._fenced(context, endpoint, history)
+                else:
+                    answer, messages = await self._tools(context, endpoint, history)
+        except TimeoutError:
+            raise TurnFailed(
+                f"The run took longer than {timeout_s:g} s (agents.run_timeout_s) "
+                f"talking to {endpoint.describe()}."
+            ) from None
+        except ModelAPIError as error:  # HTTP errors, connection errors, garbage
+            raise TurnFailed(describe_model_error(error, endpoint, self)) from None
+        except UsageLimitExceeded as error:
+            raise TurnFailed(describe_limit(error, context)) from None
+        except UnexpectedModelBehavior as error:
+            hint = (
+                " A model better at tool calling, or model.protocol: fenced, may help."
+                if endpoint.protocol == "tools"
+                else ""
+            )
+            raise TurnFailed(
+                f"The model ({endpoint.describe()}) gave answers that could not be "
+                f"used: {_without_advice(error.message)}.{hint}"
+            ) from None
+        await services.memory.save(turn.agent_id, messages)
+        return answer
+
+    # ---- shared ----------------------------------------------------------------
+
+    def _agent(
+        self, context: AgentContext, endpoint: Endpoint, tools: list[Tool[Any]]
+    ) -> Agent[AgentContext, str]:
+        services, turn = self.services, context.turn
+        settings = services.config.model
+
+        def on_request(attempt: int, reason: str) -> None:
+            turn.emit_nowait(
+                ModelRequestEvent(
+                    agent_id=turn.agent_id,
+                    model=endpoint.model_name,
+                    attempt=attempt,
+                    retry_reason=reason,
+                )
+            )
+
+        def on_response(usage: Any, finish_reason: str) -> None:
+            turn.emit_nowait(
+                ModelResponseEvent(
+                    agent_id=turn.agent_id,
+                    usage={
+                        "input_tokens": usage.input_tokens or 0,
+                        "output_tokens": usage.output_tokens or 0,
+                    },
+                    finish_reason=finish_reason,
+                )
+            )
+
+        model = ObservedModel(
+            services.models.model(endpoint),
+            on_request=on_request,
+            on_response=on_response,
+            retries=settings.retries,
+            backoff_s=settings.retry_backoff_s,
+        )
+        return Agent(
+            model,
+            instructions=system_prompt(context, endpoint.protocol),
+            deps_type=AgentContext,
+            tools=tools,
+            retries=2,
+            model_settings=self._settings(context, endpoint),
+        )
+
+    def _settings(self, context: AgentContext, endpoint: Endpoint) -> ModelSettings:
+        settings: dict[str, Any] = {"timeout": self.services.config.model.timeout_s}
+        if endpoint.temperature is not None:
+            settings["temperature"] = endpoint.temperature
+        extra = dict(endpoint.extra_body)
+        if endpoint.protocol == "fenced" and context.bundle.grammar:
+            extra.setdefault("grammar", context.bundle.grammar)
+        if extra:
+            settings["extra_body"] = extra
+        return settings  # type: ignore[return-value]
+
+    def _limits(self, context: AgentContext) -> UsageLimits:
+        agents, limits = self.services.config.agents, context.bundle.limits
+        return UsageLimits(
+            request_limit=(limits and limits.max_turns) or agents.max_turns,
+            total_tokens_limit=(limits and limits.max_tokens) or agents.max_tokens,
+        )
+
+    # ---- the tools protocol ----------------------------------------------------------
+
+    def _tools_for(self, context: AgentContext) -> list[Tool[Any]]:
+        bundle = context.bundle
+        wanted = set(bundle.tool_names)
+        tools: list[Tool[Any]] = [
+            Tool(fn, takes_ctx=True)
+            for name, fn in CORE_TOOLS.items()
+            if name in wanted
+        ]
+        for path in bundle.active_pym_tools:
+            try:
+                tools.append(pym_tool(PymTool.load(path)))
+            except PymError as error:  # a broken script costs its tool, not the turn
+                log.warning("tool script skipped: %s", error)
+        taken = {tool.name for tool in tools}
+        for extension in context.extensions:
+            for method in extension.tools():
+                if method.__name__ not in taken:  # the first extension wins
+                    taken.add(method.__name__)
+                    tools.append(extension_tool(method))
+        return tools
+
+    async def _tools(
+        self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
+    ) -> tuple[str, list[ModelMessage]]:
+        agent = self._agent(context, endpoint, self._tools_for(context))
+        stream = self.services.config.model.stream
+        calls: dict[str, tuple[str, Any]] = {}
+        async with agent.iter(
+            turn_input(context),
+            deps=context,
+            message_history=history,
+            usage_limits=self._limits(context),
+        ) as run:
+            async for step in run:
+                if Agent.is_model_request_node(step):
+                    self._note_refused_calls(context, step.request, calls)
+                    if stream:
+                        async with step.stream(run.ctx) as events:
+                            async for _event in events:
+                                pass
+                elif Agent.is_call_tools_node(step):
+                    calls = _tool_calls(step.model_response)
+            result = run.result
+        assert result is not None
+        return result.output, result.all_messages()
+
+    def _note_refused_calls(
+        self,
+        context: AgentContext,
+        request: ModelRequest,
+        calls: dict[str, tuple[str, Any]],
+    ) -> None:
+        """Record calls pydantic-ai refused (unknown tool, bad arguments)."""
+        turn = context.turn
+        for part in request.parts:
+            refusal = _refusal(part)
+            if refusal is None:
+                continue
+            name, arguments = calls.get(part.tool_call_id, (part.tool_name, {}))
+            turn.emit_nowait(
+                ToolCalled(agent_id=turn.agent_id, tool=name, arguments=arguments)
+            )
+            turn.emit_nowait(
+                ToolResult(
+                    agent_id=turn.agent_id,
+                    tool=name,
+                    ok=False,
+                    summary=refusal[: core.MAX_SUMMARY],
+                )
+            )
+
+    # ---- the fenced protocol ---------------------------------------------------------
+
+    async def _fenced(
+        self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
+    ) -> tuple[str, list[ModelMessage]]:
+        agent = self._agent(context, endpoint, [])
+        limits = self._limits(context)
+        prompt, messages = turn_input(context), list(history)
+        retried, answer = False, ""
+        used_requests = used_tokens = 0
+        for _step in range(limits.request_limit or 8):
+            result = await agent.run(
+                prompt,
+                deps=context,
+                message_history=messages,
+                usage_limits=_remaining(limits, used_requests, used_tokens),
+            )
+            usage = result.usage
+            used_requests += usage.requests
+            used_tokens += usage.total_tokens or 0
+            messages = result.all_messages()
+            try:
+                reply = parse_reply(result.output)
+            except FencedError as error:
+                if retried:
+                    raise TurnFailed(
+                        f"The model's reply did not follow the fenced protocol: {error}"
+                    ) from None
+                retried, prompt = True, str(error)
+                continue
+            answer = reply.text
+            follow_up, retry = await self._act(context, reply, retried)
+            retried = retried or retry
+            if not follow_up:
+                return answer or _summary(context), messages
+            prompt = "\n\n".join(follow_up)
+        return answer or _summary(context), messages
+
+    async def _act(
+        self, context: AgentContext, reply: Any, retried: bool
+    ) -> tuple[list[str], bool]:
+        """Carry out a fenced reply; (what to tell the model next, retry used)."""
+        impl = core.IMPLEMENTATIONS
+        follow_up: list[str] = []
+        retry = False
+        if reply.code is not None:
+            arguments = {"new_source": reply.code, "reasoning": reply.text}
+            ok, text = await core.call_tool(
+                context, "rewrite_self", arguments, impl["rewrite_self"]
+            )
+            if not ok and not retried:
+                retry = True
+                follow_up.append(
+                    f"{text}\nReply again with your corrected complete source in "
+                    "one ```python block."
+                )
+        for node_id in reply.reads:
+            _ok, text = await core.call_tool(
+                context, "read_node", {"node_id": node_id}, impl["read_node"]
+            )
+            follow_up.append(text)
+        for node_id, request in reply.messages:
+            await core.call_tool(
+                context,
+                "message_node",
+                {"node_id": node_id, "request": request},
+                impl["message_node"],
+            )
+        for request in reply.ask_parent:
+            await core.call_tool(
+                context, "ask_parent", {"request": request}, impl["ask_parent"]
+            )
+        if reply.question is not None:
+            question, options = reply.question
+            arguments = {"question": question, "options": list(options)}
+            _ok, text = await core.call_tool(
+                context, "ask_user", arguments, impl["ask_user"]
+            )
+            follow_up.append(text)
+        return follow_up, retry
+
+
+REFUSED_BY_PYDANTIC_AI = ("validation_error", "unknown_tool", "unavailable_tool")
+"""Retry causes of calls refused before a tool ran; a tool's own failures are
+recorded by ``call_tool``."""
+
+
+def _refusal(part: Any) -> str | None:
+    """Why pydantic-ai refused a tool call, if ``part`` is such a refusal.
+
+    pydantic-ai 2 sends a refusal as a ``ToolReturnPart`` whose ``outcome`` is
+    ``retried`` (``retry.cause`` says why); older versions as a ``RetryPromptPart``.
+    """
+    if isinstance(part, RetryPromptPart):
+        return part.model_response() if part.tool_name is not None else None
+    if not isinstance(part, ToolReturnPart) or part.outcome != "retried":
+        return None
+    if part.retry is None or part.retry.cause not in REFUSED_BY_PYDANTIC_AI:
+        return None
+    content = part.content
+    if isinstance(content, list):  # pydantic validation errors
+        return "Invalid arguments: " + "; ".join(
+            f"{'.'.join(str(x) for x in e.get('loc', ())) or 'arguments'}: "
+            f"{e.get('msg', e)}"
+            if isinstance(e, dict)
+            else str(e)
+            for e in content
+        )
+    return str(content)
+
+
+def _tool_calls(response: ModelResponse) -> dict[str, tuple[str, Any]]:
+    calls: dict[str, tuple[str, Any]] = {}
+    for part in response.parts:
+        if getattr(part, "part_kind", "") == "tool-call":
+            try:
+                arguments = part.args_as_dict()  # type: ignore[attr-defined]
+            except Exception:  # invalid JSON from the model: keep it as text
+                arguments = {"raw": str(part.args)}  # type: ignore[attr-defined]
+            calls[part.tool_call_id] = (part.tool_name, arguments)  # type: ignore[attr-defined]
+    return calls
+
+
+def _remaining(limits: UsageLimits, requests: int, tokens: int) -> UsageLimits:
+    request_limit = limits.request_limit
+    total = limits.total_tokens_limit
+    if request_limit is not None and requests >= request_limit:
+        raise UsageLimitExceeded(f"the request limit of {request_limit} was reached")
+    if total is not None and tokens >= total:
+        raise UsageLimitExceeded(f"the limit of {total} tokens was reached")
+    return UsageLimits(
+        request_limit=None if request_limit is None else request_limit - requests,
+        total_tokens_limit=None if total is None else total - tokens,
+    )
+
+
+def _summary(context: AgentContext) -> str:
+    record = context.record
+    if record.proposals:
+        return f"Proposed {', '.join(p.id for p in record.proposals)}."
+    if record.messages_sent:
+        return f"Messaged {', '.join(record.messages_sent)}."
+    return ""
+
+
+def describe_model_error(
+    error: BaseException, endpoint: Endpoint, kernel: AgentKernel
+) -> str:
+    """A message a person understands for a failed model request."""
+    settings = kernel.services.config.model
+    # Only what ``resilient.py`` retries was tried more than once.
+    tried = (
+        f" (tried {settings.retries + 1} times)"
+        if settings.retries and retryable(error)
+        else ""
+    )
+    where = endpoint.describe()
+    if isinstance(error, ModelHTTPError):
+        return (
+            f"The model server ({where}) answered HTTP {error.status_code}{tried}: "
+            f"{_error_detail(error)}"
+        )[:600]
+    if isinstance(error, ModelTimeoutError) or "timed out" in str(error).lower():
+        return (
+            f"The model ({where}) did not answer within "
+            f"{settings.timeout_s:g} s (model.timeout_s){tried}."
+        )
+    if isinstance(error, ModelConnectionError):
+        return (
+            f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
+            "Is it running, and is model.base_url right?"
+        )
+    return (
+        f"The model server ({where}) sent an answer that is not a chat completion: "
+        f"{_error_detail(error)}. Is model.base_url an OpenAI-compatible endpoint "
+        "(usually ending in /v1)?"
+    )[:600]
+
+
+def _without_advice(text: str) -> str:
+    """pydantic-ai's message without its advice for programmers (docs links)."""
+    return re.split(r"\.\s+(?:Consider|See)\b", text, maxsplit=1)[0].rstrip(".")
+
+
+def _root_cause(error: BaseException) -> str:
+    """The innermost cause's message, not the SDK's "Connection error."."""
+    text = str(error)
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        text = str(cause) or text
+        cause = cause.__cause__ or cause.__context__
+    return text.strip().rstrip(".") or type(error).__name__
+
+
+def describe_limit(error: UsageLimitExceeded, context: AgentContext) -> str:
+    """Which limit a run reached and where that limit is set."""
+    agents, bundle = context.services.config.agents, context.bundle
+    limits = bundle.limits
+    if "token" in str(error):
+        setting, own = "max_tokens", limits and limits.max_tokens
+        value = own or agents.max_tokens
+        what = f"{value:,} tokens"
+    else:
+        setting, own = "max_turns", limits and limits.max_turns
+        value = own or agents.max_turns
+        what = f"{value} model requests"
+    where = f"limits.{setting} of bundle {bundle.name}" if own else f"agents.{setting}"
+    return (
+        f"The run stopped at its limit of {what} ({where}) before the model "
+        "finished; raise the limit or ask for less."
+    )
+
+
+def _error_detail(error: BaseException) -> str:
+    """The server's own message if it sent one, else the error's."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]  # {"error": {"message": ...}}
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    return str(getattr(error, "message", "") or error)

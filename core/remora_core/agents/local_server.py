@@ -1,0 +1,152 @@
+"""The child process that serves the embedded model (started by ``local.py``).
+
+``python -m remora_core.agents.local_server --model PATH --address-file FILE
+--parent-pid PID`` loads the GGUF into xllamacpp's llama.cpp server on
+127.0.0.1 (port 0: the OS picks a free one), writes the listening address to
+``FILE`` once the model is loaded, and serves until SIGTERM/SIGINT or until its
+parent process is gone. Its stdout and stderr are the parent's log file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from remora_core.agents.local import MODEL_NAME
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+log = logging.getLogger("remora_core.agents.local_server")
+
+PARENT_POLL_S = 0.5
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="the GGUF file")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--ctx", type=int, default=4096, help="context tokens")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--template", default="", help="jinja chat template; '' keeps the GGUF's"
+    )
+    parser.add_argument("--alias", default=MODEL_NAME, help="the served name")
+    parser.add_argument("--address-file", help="where to write http://HOST:PORT")
+    parser.add_argument("--parent-pid", type=int, help="exit when it is gone")
+    return parser.parse_args(argv)
+
+
+def _params(args: argparse.Namespace) -> object:
+    """llama.cpp server parameters: one slot, jinja template, loopback only."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = {args.alias}  # a set: a plain string splits into letters
+    params.n_ctx = args.ctx
+    params.use_jinja = True
+    if args.template:
+        params.chat_template = Path(args.template).read_text(encoding="utf-8")
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.n_parallel = 1  # one request at a time; a 0.5B model on CPU
+    params.ui = False  # no web UI; we only need the OpenAI-compatible API
+    params.offline = True  # never download anything
+    params.cors_origins = ""  # no browser page may call us
+    return params
+
+
+def _write_address(path: str, address: str) -> None:
+    """Write atomically: the parent never reads half an address."""
+    target = Path(path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(address + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _wait_for_windows_process(pid: int) -> None:
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x00100000, False, pid)  # SYNCHRONIZE
+    if handle:
+        kernel32.WaitForSingleObject(handle, 0xFFFFFFFF)  # INFINITE
+        kernel32.CloseHandle(handle)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Exit at once when the parent dies: an orphaned model server is a leak.
+
+    On POSIX an orphan is re-parented, so ``getppid()`` changes; when we were
+    not started directly by ``parent_pid`` (a launcher in between) we poll the
+    pid instead. Windows waits on a process handle.
+    """
+    if sys.platform == "win32":
+        _wait_for_windows_process(parent_pid)
+    elif os.getppid() == parent_pid:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+    else:
+        while _pid_alive(parent_pid):
+            time.sleep(PARENT_POLL_S)
+    log.warning("parent process %d is gone; exiting", parent_pid)
+    logging.shutdown()
+    os._exit(0)  # skip cleanup: the model's threads must not keep us alive
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT or the parent's death; the exit status."""
+    args = _parse(argv)
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s remora local_server: %(message)s",
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.parent_pid:
+        threading.Thread(
+            target=_watch_parent, args=(args.parent_pid,), daemon=True
+        ).start()
+    import xllamacpp
+
+    started = time.monotonic()
+    server = xllamacpp.Server(_params(args))  # loads the model, serves in threads
+    address = server.listening_address
+    log.info("ready at %s in %.2f s", address, time.monotonic() - started)
+    if args.address_file:
+        _write_address(args.address_file, address)
+    # Also on stdout, which the parent sends to the log: one line there shows the
+    # redirection works (the language server's own stdout must never see it).
+    sys.stdout.write(f"remora local_server: serving {address}\n")
+    sys.stdout.flush()
+    while not stop.wait(1.0):
+        pass
+    log.info("stopping")
+    del server  # joins llama.cpp's threads and closes the socket
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""Chat history per agent, bounded and persisted (DESIGN §8, table ``agent_state``).
+
+An agent's history is the list of pydantic-ai messages of its past turns,
+stored as JSON with :data:`pydantic_ai.messages.ModelMessagesTypeAdapter`. It is
+kept to ``max_messages`` by dropping the oldest messages, cutting only where a
+turn starts (a request carrying the person's or trigger's prompt) so the model
+never sees a tool result whose call was dropped. The system prompt of the first
+request, if the history had one, is carried over to the new first request:
+pydantic-ai only adds system prompts to an empty history, so dropping it would
+silently change how the agent is instructed.
+
+pydantic-ai is imported on first use, not with this module: importing it takes
+seconds, and the server builds its memory at start-up.
+
+A stored history that cannot be read (damaged JSON, a message format from
+another pydantic-ai version) is logged and treated as empty: an agent that
+forgot is better than one that cannot run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import aiosqlite
+    from pydantic_ai.messages import ModelMessage
+
+    from remora_core.store.database import Database
+
+log = logging.getLogger(__name__)
+
+SAVE_SQL = (
+    "INSERT INTO agent_state (agent_id, chat_history, last_activated) "
+    "VALUES (?, ?, ?) ON CONFLICT (agent_id) DO UPDATE SET "
+    "chat_history = excluded.chat_history, last_activated = excluded.last_activated"
+)
+
+
+class ChatMemory:
+    """Every agent's conversation so far, at most ``max_messages`` long."""
+
+    def __init__(self, database: Database | None, max_messages: int = 40) -> None:
+        self.database = database
+        self.max_messages = max_messages
+        """How many messages a history keeps (requests and responses each count)."""
+        self._cache: dict[str, bytes] = {}
+        """Agent id → its history as JSON, for agents loaded or saved so far."""
+
+    async def load(self, agent_id: str) -> list[ModelMessage]:
+        """The agent's history, oldest first ([] if none or unreadable)."""
+        stored = self._cache.get(agent_id)
+        if stored is None:
+            stored = await self._read(agent_id)
+            self._cache.setdefault(agent_id, stored)
+        if stored == b"[]":
+            return []
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        try:
+            return list(ModelMessagesTypeAdapter.validate_json(stored))
+        except Exception as error:  # never let memory stop an agent
+            log.warning(
+                "the chat history of %s cannot be read (%s); starting afresh",
+                agent_id,
+                str(error).splitlines()[0] if str(error) else type(error).__name__,
+            )
+            self._cache[agent_id] = b"[]"
+            return []
+
+    async def save(self, agent_id: str, messages: Sequence[ModelMessage]) -> None:
+        """Store the agent's history, cut to the limit, and note it was active now."""
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        kept = bounded(messages, self.max_messages)
+        encoded = ModelMessagesTypeAdapter.dump_json(kept)
+        self._cache[agent_id] = encoded
+        if self.database is None:
+            return
+        text = encoded.decode("utf-8")
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(SAVE_SQL, (agent_id, text, time.time()))
+
+        await self.database.transaction(work, "saving an agent's chat history")
+
+    async def clear(self, agent_id: str) -> None:
+        """Forget the agent's conversation (its other state stays)."""
+        self._cache[agent_id] = b"[]"
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "UPDATE agent_state SET chat_history = '[]' WHERE agent_id = ?",
+                (agent_id,),
+            )
+
+        await self.database.transaction(work, "clearing an agent's chat history")
+
+    async def _read(self, agent_id: str) -> bytes:
+        if self.database is None:
+            return b"[]"
+
+        async def work(db: aiosqlite.Connection) -> str | None:
+            async with db.execute(
+                "SELECT chat_history FROM agent_state WHERE agent_id = ?", (agent_id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            return row[0] if row else None
+
+        stored = await self.database.read(work, "reading an agent's chat history")
+        if isinstance(stored, bytes):
+            return stored
+        return stored.encode("utf-8", "replace") if stored else b"[]"
+
+
+def starts_turn(message: ModelMessage) -> bool:
+    """Whether a history may begin with ``message``: a request with a prompt that
+    answers nothing from a response before it.
+    """
+    from pydantic_ai.messages import (
+        BaseToolReturnPart,
+        ModelRequest,
+        RetryFeedbackPart,
+        RetryPromptPart,
+        UserPromptPart,
+    )
+
+    replies = (BaseToolReturnPart, RetryPromptPart, RetryFeedbackPart)
+    return (
+        isinstance(message, ModelRequest)
+        and any(isinstance(part, UserPromptPart) for part in message.parts)
+        and not any(isinstance(part, replies) for part in message.parts)
+    )
+
+
+def bounded(messages: Sequence[ModelMessage], limit: int) -> list[ModelMessage]:
+    """The latest messages, at most ``limit``, starting where a turn starts.
+
+    [] when no turn starts within the last ``limit`` messages (one turn longer
+    than the limit).
+    """
+    from pydantic_ai.messages import ModelRequest, SystemPromptPart
+
+    messages = list(messages)
+    if len(messages) <= limit:
+        return messages
+    start = next(
+        (
+            i
+            for i in range(len(messages) - limit, len(messages))
+            if starts_turn(messages[i])
+        ),
+        None,
+    )
+    if start is None:
+        log.debug("no turn starts in the last %d messages; history dropped", limit)
+        return []
+    kept = messages[start:]
+    first = messages[0]
+    system = [p for p in first.parts if isinstance(p, SystemPromptPart)]
+    head = kept[0]
+    if (
+        system
+        and isinstance(head, ModelRequest)
+        and not any(isinstance(p, SystemPromptPart) for p in head.parts)
+    ):
+        kept[0] = dataclasses.replace(head, parts=[*system, *head.parts])
+    return kept

@@ -1,0 +1,128 @@
+"""The system prompt of a node's agent and the input of one turn (DESIGN §8).
+
+The system prompt says who the agent is (kind, qualified name, id, location,
+parent), shows its current source, its callers and callees, the custom
+instructions of its bundle and extensions, its mounted workspaces and the rules.
+It is rebuilt for every turn (pydantic-ai ``instructions``, not stored in the
+chat history), so it always shows the current code.
+
+The turn's input renders the events that triggered it — a person's request, a
+message from another agent, a change in a node it watches, a rejected proposal
+with its feedback — as one user message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from remora_core.agents.fenced import FENCED_RULES
+
+if TYPE_CHECKING:
+    from remora_core.agents.context import AgentContext
+    from remora_core.codegraph import CodeGraph
+    from remora_core.events.models import Event
+    from remora_core.model import CodeNode
+    from remora_core.swarm.turns import Turn
+
+MAX_LISTED = 12
+"""Callers/callees listed in the prompt (small models drown in long lists)."""
+
+
+def _ref(node: CodeNode) -> str:
+    return f"{node.qualified_name} ({node.kind.value}, {node.id})"
+
+
+def _listed(nodes: list[CodeNode]) -> str:
+    if not nodes:
+        return "none"
+    shown = ", ".join(_ref(n) for n in nodes[:MAX_LISTED])
+    more = len(nodes) - MAX_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def system_prompt(context: AgentContext, protocol: str) -> str:
+    """The system prompt of the agent taking this turn."""
+    services, node = context.services, context.node
+    graph = services.graph
+    parent = graph.get(node.parent_id) if node.parent_id else None
+    where = f"{node.file_path}, line {node.span.start_line + 1}"
+    parts = [
+        f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
+        f"in {where}. You are an AI agent that lives in this code.",
+        f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
+        f"Called by: {_listed(graph.callers(node.id))}.",
+        f"Calls: {_listed(graph.callees(node.id))}.",
+        f"Your current source:\n```python\n{services.source_of(node)}\n```",
+    ]
+    instructions = [context.bundle.system_prompt.strip()]
+    instructions += [e.system_prompt.strip() for e in context.extensions]
+    instructions = [text for text in instructions if text]
+    if instructions:
+        parts.append("Instructions:\n" + "\n".join(instructions))
+    if context.workspaces:
+        parts.append("Files mounted for you: " + ", ".join(context.workspaces) + ".")
+    parts.append(FENCED_RULES if protocol == "fenced" else TOOL_RULES)
+    return "\n\n".join(parts)
+
+
+TOOL_RULES = """Rules:
+- You may change only yourself, with the rewrite_self tool: give your complete new source.
+- To change other code, message its agent (message_node, send_message, ask_parent).
+- Your parent may change you. Every edit is a proposal until a person accepts it.
+- When you are done, answer in one or two sentences."""
+
+
+def turn_input(context: AgentContext) -> str:
+    """The user message of this turn, from its triggering events."""
+    graph = context.services.graph
+    lines = [
+        describe_event(stored.event, context.agent_id, graph, context)
+        for stored in context.turn.events
+    ]
+    return "\n\n".join(line for line in lines if line) or "Check yourself."
+
+
+def describe_event(
+    event: Event, me: str, graph: CodeGraph, context: AgentContext
+) -> str:
+    """One triggering event, as the agent reads it."""
+    fields = event.__dict__
+    kind = event.type
+    if kind == "human_chat":
+        return str(fields["message"])
+    if kind == "agent_message":
+        sender = graph.get(str(fields["from_agent"]))
+        name = _ref(sender) if sender else str(fields["from_agent"])
+        return f"Message from {name}:\n{fields['message']}"
+    if kind == "content_changed":
+        changed = [graph.get(i) for i in fields["node_ids"] if i != me]
+        if not changed:
+            return "Your source was changed by a person."
+        shown = [
+            f"{_ref(n)} now reads:\n```python\n{context.services.source_of(n)}\n```"
+            for n in changed
+            if n is not None
+        ]
+        return f"Code you watch was {fields['change']}:\n" + "\n".join(shown)
+    if kind == "rewrite_rejected":
+        rejected = context.services.proposals.get(str(fields["proposal_id"]))
+        source = rejected.new_source if rejected else "(not available)"
+        return (
+            "A person rejected your proposed rewrite.\n"
+            f"Their feedback: {fields['feedback'] or '(none given)'}\n"
+            f"The rejected source was:\n```python\n{source}\n```\n"
+            "Try again, following the feedback."
+        )
+    details = {k: v for k, v in fields.items() if k not in ("id", "timestamp", "depth")}
+    return f"Event {kind}: {details}"
+
+
+def only_own_edits(turn: Turn) -> bool:
+    """Whether every trigger of ``turn`` is a change of the agent's own code."""
+    for stored in turn.events:
+        event = stored.event
+        if event.type != "content_changed":
+            return False
+        if turn.agent_id not in event.__dict__["node_ids"]:
+            return False
+    return True

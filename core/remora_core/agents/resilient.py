@@ -1,0 +1,139 @@
+"""The model as a turn sees it: an event per request, retries with backoff.
+
+:class:`ObservedModel` wraps the pydantic-ai model of a turn. Every request
+(each retry included) is announced through ``on_request`` and every answer
+through ``on_response`` with its token usage — the kernel turns these into
+``model_request`` / ``model_response`` events. A request that fails with a
+connection error or an HTTP 5xx is retried after ``backoff_s``, doubled for each
+further retry, up to ``retries`` times; 4xx answers (bad request, unknown
+model, bad key) are not retried: repeating them cannot help. A streamed request
+is retried only if it fails before its first chunk arrived.
+
+Cancelling the turn cancels the awaiting task, which closes the HTTP request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ModelConnectionError, ModelHTTPError
+from pydantic_ai.models.wrapper import WrapperModel
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+    from pydantic_ai.settings import ModelSettings
+    from pydantic_ai.tools import RunContext
+    from pydantic_ai.usage import RequestUsage
+
+log = logging.getLogger(__name__)
+
+OnRequest = Callable[[int, str], None]
+"""(attempt, why the previous attempt failed or "")."""
+OnResponse = Callable[["RequestUsage", str], None]
+"""(usage, finish reason)."""
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether repeating the request may help."""
+    if isinstance(error, ModelHTTPError):
+        return error.status_code >= 500 or error.status_code == 429
+    return isinstance(error, ModelConnectionError)
+
+
+def describe_failure(error: BaseException) -> str:
+    """A short reason for logs and events."""
+    if isinstance(error, ModelHTTPError):
+        return f"HTTP {error.status_code}"
+    if isinstance(error, ModelConnectionError):
+        return "connection failed"
+    return type(error).__name__
+
+
+class ObservedModel(WrapperModel):
+    """A model whose requests are observed and retried."""
+
+    def __init__(
+        self,
+        wrapped: Model,
+        *,
+        on_request: OnRequest,
+        on_response: OnResponse,
+        retries: int,
+        backoff_s: float,
+    ) -> None:
+        super().__init__(wrapped)
+        self.on_request = on_request
+        self.on_response = on_response
+        self.retries = retries
+        self.backoff_s = backoff_s
+
+    async def _wait_before_retry(self, attempt: int, error: BaseException) -> str:
+        reason = describe_failure(error)
+        delay = self.backoff_s * 2 ** (attempt - 1)
+        log.info("model request failed (%s); retry %d in %.1fs", reason, attempt, delay)
+        await asyncio.sleep(delay)
+        return reason
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        """One request, announced, retried after transient failures."""
+        reason = ""
+        for attempt in range(1, self.retries + 2):
+            self.on_request(attempt, reason)
+            try:
+                response = await self.wrapped.request(
+                    messages, model_settings, model_request_parameters
+                )
+            except Exception as error:
+                if attempt > self.retries or not retryable(error):
+                    raise
+                reason = await self._wait_before_retry(attempt, error)
+                continue
+            self.on_response(response.usage, response.finish_reason or "")
+            return response
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        """One streamed request; retried only if it fails before it opens."""
+        reason = ""
+        for attempt in range(1, self.retries + 2):
+            self.on_request(attempt, reason)
+            opened = self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            )
+            try:
+                stream = await opened.__aenter__()
+            except Exception as error:
+                if attempt > self.retries or not retryable(error):
+                    raise
+                reason = await self._wait_before_retry(attempt, error)
+                continue
+            break
+        failed: BaseException | None = None
+        try:
+            yield stream
+        except BaseException as error:
+            failed = error
+            if not await opened.__aexit__(type(error), error, error.__traceback__):
+                raise
+        finally:
+            if failed is None:
+                await opened.__aexit__(None, None, None)
+                response = stream.get()
+                self.on_response(response.usage, response.finish_reason or "")

@@ -1,0 +1,139 @@
+"""The agents of one project: services built on its store, and the kernel.
+
+:class:`AgentRuntime` is created when a project starts (its store is open) and
+closed with it: the model clients and the embedded model process, the sandbox
+and anything pending are shut down there. Its :meth:`turn` is the project's
+turn function. :meth:`forget` clears what an agent remembers (chat history,
+key-value memory and overlay) — the API behind the "clear memory" command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from remora_core.agents.bundles import BundleRegistry
+from remora_core.agents.context import AgentServices
+from remora_core.agents.extensions import ExtensionRegistry
+from remora_core.agents.memory import ChatMemory
+from remora_core.agents.prompt import only_own_edits
+from remora_core.agents.providers import ModelResolver
+from remora_core.agents.questions import Questions
+from remora_core.agents.sandbox import Sandbox
+from remora_core.discovery.files import SourceSkipped, read_source
+from remora_core.proposals import ProposalStore
+from remora_core.review import Review
+from remora_core.workspace import KeyValueStore, Overlay
+
+if TYPE_CHECKING:
+    from remora_core.agents.kernel import AgentKernel
+    from remora_core.project import Project
+    from remora_core.swarm.turns import Turn
+
+log = logging.getLogger(__name__)
+
+
+class AgentRuntime:
+    """Everything agents of one project need, and their turn function."""
+
+    def __init__(self, project: Project, notify: Callable[[str], None]) -> None:
+        config, root, database = project.config, project.root, project.database
+        self.project = project
+        log_path = root / ".remora" / "local-model.log" if root is not None else None
+        self.services = AgentServices(
+            root=root,
+            config=config,
+            graph=project.graph,
+            read_text=self._read_text,
+            document_version=self._document_version,
+            proposals=ProposalStore(database),
+            kv=KeyValueStore(database),
+            overlay=Overlay(
+                database, root, self._read_text, list(config.secrets.exclude)
+            ),
+            memory=ChatMemory(database, config.agents.history_messages),
+            questions=Questions(config.agents.question_timeout_s),
+            bundles=BundleRegistry(root, dict(config.bundles), notify),
+            extensions=ExtensionRegistry(root, notify),
+            sandbox=Sandbox(),
+            models=ModelResolver(config.model, log_path=log_path),
+        )
+        self.services.questions.presenter = project.question_presenter
+        self.review = Review(self.services, lambda event: project.swarm.emit(event))
+        """Accepting, rejecting and staleness of proposals."""
+        self.kernel: AgentKernel | None = None
+        """Built on the first turn: pydantic-ai takes ~2 s to import, which must
+        not delay the server's start-up."""
+        self._kernel_lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        """Load what the store holds (proposals)."""
+        await self.services.proposals.load()
+
+    async def turn(self, turn: Turn) -> str:
+        """The project's turn function."""
+        node = self.services.graph.get(turn.agent_id)
+        own_edits = node is not None and only_own_edits(turn)
+        if own_edits and not self.services.bundles.for_node(node).react_to_own_edits:
+            return "Noted a change of my own source (no model call)."
+        kernel = self.kernel or await self._load_kernel()
+        return await kernel.turn(turn)
+
+    async def _load_kernel(self) -> AgentKernel:
+        async with self._kernel_lock:
+            if self.kernel is None:
+                module = await asyncio.to_thread(
+                    importlib.import_module, "remora_core.agents.kernel"
+                )
+                self.kernel = module.AgentKernel(self.services)
+        return self.kernel
+
+    def _read_text(self, path: str) -> bytes | None:
+        project = self.project
+        document = project.documents.get(path)
+        if document is not None:
+            return document.text
+        if project.root is None:
+            return None
+        try:
+            return read_source(
+                project.absolute(path), project.config.discovery.max_file_bytes
+            )
+        except SourceSkipped:
+            return None
+
+    def _document_version(self, path: str) -> int | None:
+        document = self.project.documents.get(path)
+        return document.version if document is not None else None
+
+    def file_changed(self, path: str) -> None:
+        """A file's nodes changed: proposals on them may have become stale."""
+        if self.services.proposals.pending(path=path):
+            self.project.tasks.spawn(
+                self.review.document_changed(path), name="staleness"
+            )
+
+    def file_moved(self, old: str, new: str) -> None:
+        """A file was renamed: its proposals follow it."""
+        self.project.tasks.spawn(
+            self.services.proposals.move_file(old, new), name="move proposals"
+        )
+
+    async def forget(self, agent_id: str) -> None:
+        """Clear an agent's chat history, key-value memory and overlay."""
+        services = self.services
+        await services.memory.clear(agent_id)
+        await services.kv.clear(agent_id)
+        await services.overlay.clear(agent_id)
+
+    async def close(self) -> None:
+        """Stop the model clients, the local model and the sandbox."""
+        services = self.services
+        for closing in (services.models.close(), services.sandbox.close()):
+            try:
+                await closing
+            except Exception:  # close the rest anyway
+                log.exception("closing the agents' services")

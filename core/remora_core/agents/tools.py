@@ -1,0 +1,331 @@
+"""The core tools of every agent (DESIGN §8).
+
+Each tool validates its arguments and, when it cannot do what was asked,
+returns an error text the model can act on ("Error: no node with id …; ids
+look like rm_xxxxxxxx") instead of failing the turn. Every call is recorded as
+``tool_called`` and ``tool_result`` events. The same implementations serve both
+turn protocols: pydantic-ai calls them as tools (``tools``), the kernel calls
+them for the actions it reads in a reply (``fenced``).
+
+Nothing here reads or writes a file: sources come from the graph and the
+project's current text, edits become proposals a person decides on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from remora_core.agents.context import AgentContext, text_hash
+from remora_core.agents.paths import is_secret
+from remora_core.agents.questions import QuestionTimedOut
+from remora_core.cards import node_ref
+from remora_core.events.models import RewriteProposed, ToolCalled, ToolResult
+from remora_core.events.subscriptions import Pattern
+from remora_core.model import NodeKind
+from remora_core.proposals import (
+    Proposal,
+    ProposalError,
+    prepare_new_node,
+    prepare_rewrite,
+)
+
+if TYPE_CHECKING:
+    from remora_core.model import CodeNode
+
+log = logging.getLogger(__name__)
+
+MAX_SUMMARY = 300
+
+
+class ToolError(Exception):
+    """A tool could not do what was asked; the message is for the model."""
+
+
+# ---- calling a tool ------------------------------------------------------------
+
+
+async def call_tool(
+    context: AgentContext,
+    name: str,
+    arguments: dict[str, Any],
+    implementation: Callable[..., Awaitable[str]],
+) -> tuple[bool, str]:
+    """Run one tool with its events; (ok, text for the model)."""
+    turn = context.turn
+    turn.emit_nowait(
+        ToolCalled(agent_id=turn.agent_id, tool=name, arguments=_loggable(arguments))
+    )
+    try:
+        text, ok = await implementation(context, **arguments), True
+    except (ToolError, ProposalError, ValueError, QuestionTimedOut) as error:
+        text, ok = f"Error: {error}", False
+    except TypeError as error:  # wrong argument names from the fenced protocol
+        text, ok = f"Error: bad arguments for {name}: {error}", False
+    turn.emit_nowait(
+        ToolResult(agent_id=turn.agent_id, tool=name, ok=ok, summary=text[:MAX_SUMMARY])
+    )
+    return ok, text
+
+
+def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        json.dumps(arguments)
+        return arguments
+    except (TypeError, ValueError):
+        return {key: repr(value) for key, value in arguments.items()}
+
+
+# ---- implementations -------------------------------------------------------------
+
+
+def _node(context: AgentContext, node_id: str) -> CodeNode:
+    node = context.services.graph.get(node_id) if isinstance(node_id, str) else None
+    if node is None:
+        raise ToolError(f"no node with id {node_id!r}; node ids look like rm_xxxxxxxx")
+    return node
+
+
+def _file_text(context: AgentContext, node: CodeNode) -> bytes:
+    text = context.services.read_text(node.file_path)
+    if text is None:
+        raise ToolError(f"the file {node.file_path} cannot be read right now")
+    return text
+
+
+async def _propose(context: AgentContext, proposal: Proposal) -> str:
+    services, turn = context.services, context.turn
+    superseded = await services.proposals.add(proposal)
+    context.record.proposals.append(proposal)
+    await turn.emit(
+        RewriteProposed(
+            agent_id=turn.agent_id,
+            proposal_id=proposal.id,
+            node_id=proposal.node_id,
+            diff=proposal.diff,
+        )
+    )
+    note = f" It replaces {', '.join(superseded)}." if superseded else ""
+    return f"Proposal {proposal.id} created; a person will review it.{note}"
+
+
+def _proposal(
+    context: AgentContext,
+    node: CodeNode,
+    *,
+    kind: str,
+    span: tuple[int, int],
+    old: str,
+    new: str,
+    diff: str,
+    base_hash: str,
+    reasoning: str,
+) -> Proposal:
+    return Proposal(
+        id=f"pr_{uuid.uuid4().hex[:12]}",
+        node_id=node.id,
+        run_id=context.turn.run_id,
+        kind=kind,
+        file_path=node.file_path,
+        base_version=context.services.document_version(node.file_path),
+        base_hash=base_hash,
+        start_byte=span[0],
+        end_byte=span[1],
+        old_source=old,
+        new_source=new,
+        diff=diff,
+        reasoning=reasoning,
+        status="pending",
+        feedback=None,
+        created_at=time.time(),
+        decided_at=None,
+    )
+
+
+async def rewrite_self(
+    context: AgentContext, new_source: str, reasoning: str = ""
+) -> str:
+    """Propose new source for the agent's own node."""
+    node = context.node
+    text = _file_text(context, node)
+    replacement, diff = prepare_rewrite(node, text, new_source)
+    old = text[node.span.start_byte : node.span.end_byte].decode("utf-8", "replace")
+    proposal = _proposal(
+        context,
+        node,
+        kind="rewrite",
+        span=(node.span.start_byte, node.span.end_byte),
+        old=old,
+        new=replacement,
+        diff=diff,
+        base_hash=text_hash(old),
+        reasoning=reasoning,
+    )
+    return await _propose(context, proposal)
+
+
+async def propose_new_node(
+    context: AgentContext,
+    kind: str,
+    name: str,
+    source: str,
+    insert_after: str | None = None,
+) -> str:
+    """Propose a new definition next to (or inside) the agent's node."""
+    node = context.node
+    if kind not in ("function", "class", "method"):
+        raise ToolError("kind must be 'function', 'class' or 'method'")
+    inside = node.kind in (NodeKind.FILE, NodeKind.CLASS)
+    anchor = node if inside else _node(context, node.parent_id or node.id)
+    after = _node(context, insert_after) if insert_after else (None if inside else node)
+    if after is not None and after.parent_id != anchor.id:
+        raise ToolError(f"{insert_after} is not a definition directly in {anchor.name}")
+    text = _file_text(context, node)
+    offset, inserted, diff = prepare_new_node(
+        text, node.file_path, anchor, kind, name, source, after
+    )
+    proposal = _proposal(
+        context,
+        node,
+        kind="new_node",
+        span=(offset, offset),
+        old="",
+        new=inserted,
+        diff=diff,
+        base_hash=text_hash(text),
+        reasoning="",
+    )
+    return await _propose(context, proposal)
+
+
+async def read_node(context: AgentContext, node_id: str) -> str:
+    """Another node's card and source."""
+    node = _node(context, node_id)
+    if is_secret(node.file_path, context.services.config.secrets.exclude):
+        raise ToolError(f"{node.file_path} matches secrets.exclude; not shown")
+    ref = node_ref(node)
+    source = context.services.source_of(node)
+    return f"{json.dumps(ref)}\n```python\n{source}\n```"
+
+
+async def get_my_callers(context: AgentContext) -> str:
+    """The nodes that call the agent's node."""
+    callers = context.services.graph.callers(context.agent_id)
+    return json.dumps([node_ref(n) for n in callers]) if callers else "No callers."
+
+
+async def get_my_callees(context: AgentContext) -> str:
+    """The nodes the agent's node calls."""
+    callees = context.services.graph.callees(context.agent_id)
+    return json.dumps([node_ref(n) for n in callees]) if callees else "No callees."
+
+
+async def send_message(context: AgentContext, to: str, content: str) -> str:
+    """Message a node id, "parent", "broadcast:children" or "broadcast:siblings"."""
+    if not content or not content.strip():
+        raise ToolError("the message is empty")
+    if to == context.agent_id:
+        raise ToolError("you cannot message yourself")
+    recipients = await context.turn.send_message(to, content)
+    context.record.messages_sent.extend(recipients)
+    if not recipients:
+        return f"Nobody received it: {to} has no members."
+    return f"Sent to {', '.join(recipients)}."
+
+
+async def message_node(context: AgentContext, node_id: str, request: str) -> str:
+    """Ask another node's agent to do something."""
+    _node(context, node_id)
+    return await send_message(context, node_id, request)
+
+
+async def ask_parent(context: AgentContext, request: str) -> str:
+    """Ask the parent node's agent."""
+    return await send_message(context, "parent", request)
+
+
+async def subscribe(
+    context: AgentContext,
+    event_types: list[str] | None = None,
+    from_agents: list[str] | None = None,
+    path_glob: str | None = None,
+    tags: list[str] | None = None,
+    nodes: list[str] | None = None,
+) -> str:
+    """Be triggered by matching events from now on."""
+    try:
+        pattern = Pattern(
+            event_types=tuple(event_types) if event_types else None,
+            from_agents=tuple(from_agents) if from_agents else None,
+            path_glob=path_glob,
+            tags=tuple(tags) if tags else None,
+            nodes=tuple(nodes) if nodes else None,
+        )
+    except ValidationError as error:
+        raise ToolError(f"bad pattern: {error.errors()[0]['msg']}") from None
+    if pattern == Pattern():
+        raise ToolError(
+            "give at least one of event_types, from_agents, path_glob, tags, nodes"
+        )
+    subscription_id = await context.turn.subscribe(pattern)
+    return f"Subscribed ({subscription_id})."
+
+
+async def unsubscribe(context: AgentContext, subscription_id: str) -> str:
+    """Remove one of the agent's subscriptions."""
+    if not await context.turn.unsubscribe(subscription_id):
+        raise ToolError(f"you have no subscription {subscription_id!r}")
+    return "Unsubscribed."
+
+
+async def kv_get(context: AgentContext, key: str) -> str:
+    """Read a value from the agent's memory."""
+    value = await context.services.kv.get(context.agent_id, key)
+    return "null" if value is None else json.dumps(value)
+
+
+async def kv_set(context: AgentContext, key: str, value: Any) -> str:
+    """Remember a value under a key."""
+    await context.services.kv.set(context.agent_id, key, value)
+    return f"Stored {key!r}."
+
+
+async def ask_user(
+    context: AgentContext, question: str, options: list[str] | None = None
+) -> str:
+    """Ask the person a question and wait for the answer."""
+    if not question or not question.strip():
+        raise ToolError("the question is empty")
+    choices = tuple(o for o in (options or []) if isinstance(o, str) and o.strip())
+    loop = asyncio.get_running_loop()
+    asked = loop.time()
+    try:
+        answer = await context.services.questions.ask(context.turn, question, choices)
+    finally:
+        context.extend_deadline(loop.time() - asked)
+    return f"The person answered: {answer}"
+
+
+IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
+    "rewrite_self": rewrite_self,
+    "propose_new_node": propose_new_node,
+    "read_node": read_node,
+    "get_my_callers": get_my_callers,
+    "get_my_callees": get_my_callees,
+    "message_node": message_node,
+    "ask_parent": ask_parent,
+    "send_message": send_message,
+    "subscribe": subscribe,
+    "unsubscribe": unsubscribe,
+    "kv_get": kv_get,
+    "kv_set": kv_set,
+    "ask_user": ask_user,
+}
+"""Every core tool by name."""

@@ -1,0 +1,307 @@
+"""Proposals: edits agents want, kept until a person decides (DESIGN §9).
+
+A :class:`Proposal` records where its edit goes (byte offsets in the text it was
+made against, with that text's hash and document version), the exact text to
+put there and a unified diff. :func:`prepare_rewrite` and
+:func:`prepare_new_node` (from :mod:`remora_core.definition_edits`) validate an
+agent's source and compute those; :class:`ProposalStore` keeps proposals in
+memory, indexed for the editor's per-cursor-move questions, and writes every
+change through to the project database so nothing is lost on restart.
+
+Lifecycle: ``pending`` → ``accepted`` | ``rejected`` | ``stale`` (decided by
+the person or the editor), or ``superseded`` when a newer proposal for the same
+node replaces it (see :meth:`ProposalStore.add`). Decided proposals never
+change again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from remora_core.definition_edits import prepare_new_node, prepare_rewrite
+from remora_core.source_checks import ProposalError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import aiosqlite
+
+    from remora_core.store.database import Database
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DECISIONS",
+    "Proposal",
+    "ProposalError",
+    "ProposalStore",
+    "prepare_new_node",
+    "prepare_rewrite",
+]
+
+DECISIONS = ("accepted", "rejected", "stale")
+"""What a pending proposal may become by :meth:`ProposalStore.decide`."""
+
+RECENT = 200
+"""Decided proposals kept in memory (all pending ones are)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One edit an agent proposed, and what became of it."""
+
+    id: str
+    """``pr_`` + 12 hex digits."""
+    node_id: str
+    """The node whose agent proposed it (the rewritten node, or the anchor)."""
+    run_id: str | None
+    kind: str
+    """``rewrite`` (replaces the node's bytes) or ``new_node`` (an insertion)."""
+    file_path: str
+    base_version: int | None
+    """The open document's version it was made against; None if from disk."""
+    base_hash: str
+    """sha256 of the replaced text (rewrite) or of the whole file (new_node)."""
+    start_byte: int
+    end_byte: int
+    """Where ``new_source`` goes in that text; equal for an insertion."""
+    old_source: str
+    new_source: str
+    """The exact text to put there, indentation and newlines already fitted."""
+    diff: str
+    reasoning: str
+    status: str
+    """``pending``, ``accepted``, ``rejected``, ``stale`` or ``superseded``."""
+    feedback: str | None
+    created_at: float
+    decided_at: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, for events and command results."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Proposal:
+        """A proposal from a ``proposals`` row (columns in field order)."""
+        return cls(*row)
+
+
+_COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
+"""The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
+_PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
+
+
+class ProposalStore:
+    """Every pending proposal and the recent decided ones, in memory.
+
+    Written through to the database when there is one; memory-only otherwise
+    (or when the database has failed: then changes last until the server stops).
+    """
+
+    def __init__(self, database: Database | None) -> None:
+        self.database = database
+        self._by_id: dict[str, Proposal] = {}
+        """Proposals in memory: all pending ones, the recent decided ones."""
+        self._pending_by_node: dict[str, dict[str, Proposal]] = {}
+        self._pending_by_path: dict[str, dict[str, Proposal]] = {}
+
+    async def load(self) -> None:
+        """Read the pending proposals and the :data:`RECENT` latest decided ones."""
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> builtins.list[Proposal]:
+            rows: builtins.list[Any] = []
+            for query in (
+                f"SELECT {_COLUMNS} FROM proposals WHERE status = 'pending'",
+                f"SELECT {_COLUMNS} FROM proposals WHERE status != 'pending' "
+                f"ORDER BY created_at DESC LIMIT {RECENT}",
+            ):
+                async with db.execute(query) as cursor:
+                    rows.extend(await cursor.fetchall())
+            return [Proposal.from_row(tuple(row)) for row in rows]
+
+        for proposal in await self.database.read(work, "loading proposals") or []:
+            self._remember(proposal)
+
+    async def add(self, proposal: Proposal) -> builtins.list[str]:
+        """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
+
+        A rewrite supersedes the node's pending rewrite; a new node supersedes a
+        pending new node of the same name from the same agent. A rewrite and a
+        new helper it calls are both kept: they belong together.
+        """
+        superseded: builtins.list[Proposal] = []
+        now = time.time()
+        if proposal.status == "pending":
+            for old in self.pending(node_id=proposal.node_id):
+                if old.id != proposal.id and _replaces(proposal, old):
+                    superseded.append(
+                        dataclasses.replace(old, status="superseded", decided_at=now)
+                    )
+        for changed in (*superseded, proposal):
+            self._remember(changed)
+        self._forget_old()
+        if self.database is not None:
+            ids = [p.id for p in superseded]
+
+            async def work(db: aiosqlite.Connection) -> None:
+                await db.execute(
+                    f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) "
+                    f"VALUES ({_PLACEHOLDERS})",
+                    dataclasses.astuple(proposal),
+                )
+                await db.executemany(
+                    "UPDATE proposals SET status = 'superseded', decided_at = ? "
+                    "WHERE id = ?",
+                    [(now, i) for i in ids],
+                )
+
+            await self.database.transaction(work, "saving a proposal")
+        return [p.id for p in superseded]
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        """A proposal by id (None if unknown or long decided)."""
+        return self._by_id.get(proposal_id)
+
+    def pending(
+        self, *, node_id: str | None = None, path: str | None = None
+    ) -> builtins.list[Proposal]:
+        """Pending proposals, oldest first, of one node and/or one file (cheap)."""
+        found: Iterable[Proposal]
+        if node_id is not None:
+            found = self._pending_by_node.get(node_id, {}).values()
+            if path is not None:
+                found = [p for p in found if p.file_path == path]
+        elif path is not None:
+            found = self._pending_by_path.get(path, {}).values()
+        else:
+            found = [p for p in self._by_id.values() if p.status == "pending"]
+        return sorted(found, key=lambda p: p.created_at)
+
+    async def decide(
+        self, proposal_id: str, status: str, feedback: str | None = None
+    ) -> Proposal:
+        """Mark a pending proposal accepted, rejected or stale; the updated proposal."""
+        if status not in DECISIONS:
+            raise ProposalError(
+                f"a proposal can be decided as {', '.join(DECISIONS)}, not {status!r}"
+            )
+        current = self._by_id.get(proposal_id)
+        if current is None:
+            raise ProposalError(f"there is no proposal {proposal_id}")
+        if current.status != "pending":
+            raise ProposalError(f"proposal {proposal_id} is already {current.status}")
+        decided = dataclasses.replace(
+            current, status=status, feedback=feedback, decided_at=time.time()
+        )
+        self._remember(decided)
+        if self.database is not None:
+
+            async def work(db: aiosqlite.Connection) -> None:
+                await db.execute(
+                    "UPDATE proposals SET status = ?, feedback = ?, decided_at = ? "
+                    "WHERE id = ?",
+                    (status, feedback, decided.decided_at, proposal_id),
+                )
+
+            await self.database.transaction(work, "recording a decision")
+        return decided
+
+    async def move_file(self, old: str, new: str) -> None:
+        """Follow a renamed file (or folder: paths under ``old/`` move too)."""
+        prefix = old.rstrip("/") + "/"
+
+        def moved(path: str) -> str | None:
+            if path == old:
+                return new
+            if path.startswith(prefix):
+                return new.rstrip("/") + "/" + path[len(prefix) :]
+            return None
+
+        for proposal in builtins.list(self._by_id.values()):
+            target = moved(proposal.file_path)
+            if target is not None:
+                self._remember(dataclasses.replace(proposal, file_path=target))
+        if self.database is None:
+            return
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "UPDATE proposals SET file_path = ? WHERE file_path = ?", (new, old)
+            )
+            await db.execute(
+                "UPDATE proposals SET file_path = ? || substr(file_path, ?) "
+                "WHERE substr(file_path, 1, ?) = ?",
+                (new.rstrip("/") + "/", len(prefix) + 1, len(prefix), prefix),
+            )
+
+        await self.database.transaction(work, "moving proposals to a renamed file")
+
+    def list(
+        self, *, path: str | None = None, status: str | None = None
+    ) -> builtins.list[Proposal]:
+        """Proposals in memory, newest first, optionally of one file and status."""
+        found = [
+            p
+            for p in self._by_id.values()
+            if (path is None or p.file_path == path)
+            and (status is None or p.status == status)
+        ]
+        return sorted(found, key=lambda p: p.created_at, reverse=True)
+
+    def _remember(self, proposal: Proposal) -> None:
+        """Put ``proposal`` in memory, replacing its previous state in every index."""
+        previous = self._by_id.get(proposal.id)
+        if previous is not None:
+            _discard(self._pending_by_node, previous.node_id, previous.id)
+            _discard(self._pending_by_path, previous.file_path, previous.id)
+        self._by_id[proposal.id] = proposal
+        if proposal.status == "pending":
+            self._pending_by_node.setdefault(proposal.node_id, {})[proposal.id] = (
+                proposal
+            )
+            self._pending_by_path.setdefault(proposal.file_path, {})[proposal.id] = (
+                proposal
+            )
+
+    def _forget_old(self) -> None:
+        """Drop decided proposals beyond twice :data:`RECENT` from memory."""
+        decided = [p for p in self._by_id.values() if p.status != "pending"]
+        if len(decided) <= 2 * RECENT:
+            return
+        decided.sort(key=lambda p: p.created_at, reverse=True)
+        for proposal in decided[RECENT:]:
+            del self._by_id[proposal.id]
+
+
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+
+
+def _replaces(new: Proposal, old: Proposal) -> bool:
+    """Whether ``new`` makes the pending ``old`` (same node) pointless."""
+    if new.kind != old.kind:
+        return False
+    if new.kind != "new_node":
+        return True
+    names = [_DEFINED.search(p.new_source) for p in (new, old)]
+    return (
+        names[0] is not None
+        and names[1] is not None
+        and (names[0].group(1) == names[1].group(1))
+    )
+
+
+def _discard(index: dict[str, dict[str, Proposal]], key: str, proposal_id: str) -> None:
+    """Remove a proposal from one index, and its key once empty."""
+    entries = index.get(key)
+    if entries is not None:
+        entries.pop(proposal_id, None)
+        if not entries:
+            del index[key]

@@ -1,0 +1,250 @@
+"""Running agents from the editor: chat, run, cancel, answer, forget; progress.
+
+Commands (one JSON object argument each, DESIGN §11):
+
+- ``remora.agent.chat {node_id, message}`` and ``remora.agent.run {node_id,
+  instruction?}`` send the node's agent a person's request and answer at once
+  with the ``run_id`` the run will have; progress and outcome follow as
+  ``$/progress`` and ``remora/event``.
+- ``remora.agent.cancel {run_id}`` → ``{cancelled}``; so does
+  ``window/workDoneProgress/cancel`` on the run's progress.
+- ``remora.agent.respond {question_id, answer}`` → ``{ok}`` answers an
+  ``ask_user`` question that is still pending.
+- ``remora.agent.forget {node_id}`` → ``{ok}`` (an addition): clears the agent's
+  chat history, key-value memory and overlay.
+
+Each run gets a work-done progress token (when the client supports it):
+begin "Remora: <node name>" (cancellable), reports while it thinks, calls tools
+and proposes, end with its outcome. ``ask_user`` questions are shown with
+``window/showMessageRequest`` when they have options, else with the custom
+request ``remora/askUser {question_id, question}`` → ``{answer}``; a client that
+cannot answer leaves the question pending for ``remora.agent.respond``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.events.models import HumanChat
+from remora_core.identity import is_node_id
+from remora_core.model import NodeStatus
+
+from remora_lsp.features.commands import single_object
+from remora_lsp.progress import LspProgress, supports_progress
+
+if TYPE_CHECKING:
+    from remora_core.agents.questions import Question
+    from remora_core.events.store import StoredEvent
+    from remora_core.model import CodeNode
+    from remora_core.project import Project
+
+    from remora_lsp.server import RemoraLanguageServer
+
+log = logging.getLogger(__name__)
+
+ASK_USER_REQUEST = "remora/askUser"
+DEFAULT_INSTRUCTION = (
+    "Review yourself: if something is clearly wrong or missing, propose a fix "
+    "with rewrite_self; otherwise say in one sentence that you are fine."
+)
+END_EVENTS = {
+    "agent_completed": "done",
+    "agent_failed": "failed",
+    "agent_cancelled": "cancelled",
+    "run_interrupted": "interrupted",
+}
+
+
+def find_node(ls: RemoraLanguageServer, node_id: Any) -> tuple[Project, CodeNode]:
+    """The project and active node of ``node_id``; InvalidParams otherwise."""
+    if not is_node_id(node_id):
+        raise JsonRpcInvalidParams(
+            f"node_id must look like rm_ followed by 8 letters or digits, got "
+            f"{node_id!r}"
+        )
+    for project in ls.projects:
+        node = project.graph.get(node_id)
+        if node is not None:
+            if node.status is not NodeStatus.ACTIVE:
+                raise JsonRpcInvalidParams(
+                    f"node {node_id} ({node.qualified_name}) no longer exists in "
+                    "the code"
+                )
+            return project, node
+    raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
+
+
+def _text(arguments: dict[str, Any], key: str, command: str, *, required: bool) -> str:
+    value = arguments.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise JsonRpcInvalidParams(f"{command} needs {key} as a non-empty string")
+    return value
+
+
+async def start_run(
+    ls: RemoraLanguageServer, node_id: Any, message: str
+) -> dict[str, str]:
+    """Send a person's request to a node's agent; the run id it will have."""
+    for project in ls.projects:
+        await project.loaded.wait()
+    project, node = find_node(ls, node_id)
+    request = HumanChat(to_agent=node.id, message=message)
+    run_id = project.swarm.runner.reserve(request.id)
+    await project.swarm.emit(request)
+    return {"run_id": run_id}
+
+
+def _owner(ls: RemoraLanguageServer, run_id: str) -> Project | None:
+    for project in ls.projects:
+        if project.swarm.runner.is_running(run_id):
+            return project
+    return None
+
+
+# ---- progress of runs ---------------------------------------------------------------
+
+
+class RunProgress:
+    """Work-done progress of every run of one project."""
+
+    def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
+        self.ls = ls
+        self.project = project
+        self.by_run: dict[str, LspProgress] = {}
+
+    def on_event(self, stored: StoredEvent) -> None:
+        """Begin, report or end the progress of the run ``stored`` belongs to."""
+        event = stored.event
+        run_id = event.run_id
+        if run_id is None:
+            return
+        if event.type == "agent_started":
+            node = self.project.graph.get(event.agent_id or "")
+            name = node.qualified_name if node else event.agent_id
+            progress = self.by_run[run_id] = LspProgress(self.ls)
+            self.ls.progress_runs[progress.token] = run_id
+            progress.begin(f"Remora: {name}", "starting", cancellable=True)
+            return
+        progress = self.by_run.get(run_id)
+        if progress is None:
+            return
+        if event.type in END_EVENTS:
+            self.by_run.pop(run_id, None)
+            self.ls.progress_runs.pop(progress.token, None)
+            progress.end(END_EVENTS[event.type])
+        elif event.type == "model_request":
+            progress.report("thinking…", force=True)
+        elif event.type == "tool_called":
+            progress.report(f"calling {event.__dict__['tool']}", force=True)
+        elif event.type == "rewrite_proposed":
+            progress.report("proposing a change", force=True)
+        elif event.type == "agent_blocked":
+            progress.report("waiting for your answer", force=True)
+
+
+def follow_runs(ls: RemoraLanguageServer, project: Project) -> None:
+    """Show ``project``'s runs as progress and its questions in the editor."""
+    if supports_progress(ls):
+        project.event_listeners.append(RunProgress(ls, project).on_event)
+
+
+def install_presenter(ls: RemoraLanguageServer, project: Project) -> None:
+    """Route ``project``'s ``ask_user`` questions to the editor."""
+    project.question_presenter = lambda question: _present(ls, question)
+
+
+async def _present(ls: RemoraLanguageServer, question: Question) -> str | None:
+    if question.options:
+        answer = await ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=question.question,
+                actions=[types.MessageActionItem(title=o) for o in question.options],
+            )
+        )
+        return answer.title if answer is not None else None
+    reply = await ls.protocol.send_request_async(
+        ASK_USER_REQUEST,
+        {"question_id": question.id, "question": question.question},
+    )
+    answer = getattr(reply, "answer", None)
+    if answer is None and isinstance(reply, dict):
+        answer = reply.get("answer")
+    return answer if isinstance(answer, str) else None
+
+
+# ---- commands ------------------------------------------------------------------------
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register the agent commands and the progress cancel handler.
+
+    Command handlers leave ``ls`` unannotated (see ``commands.py``).
+    """
+
+    @server.command("remora.agent.chat")
+    async def agent_chat(ls, *args: Any) -> dict[str, str]:
+        arguments = single_object(args, "remora.agent.chat")
+        message = _text(arguments, "message", "remora.agent.chat", required=True)
+        return await start_run(ls, arguments.get("node_id"), message)
+
+    @server.command("remora.agent.run")
+    async def agent_run(ls, *args: Any) -> dict[str, str]:
+        arguments = single_object(args, "remora.agent.run")
+        instruction = _text(
+            arguments, "instruction", "remora.agent.run", required=False
+        )
+        message = instruction.strip() or DEFAULT_INSTRUCTION
+        return await start_run(ls, arguments.get("node_id"), message)
+
+    @server.command("remora.agent.cancel")
+    async def agent_cancel(ls, *args: Any) -> dict[str, bool]:
+        arguments = single_object(args, "remora.agent.cancel")
+        run_id = arguments.get("run_id")
+        if not isinstance(run_id, str) or not run_id.startswith("run_"):
+            raise JsonRpcInvalidParams(
+                f"remora.agent.cancel needs run_id like run_…, got {run_id!r}"
+            )
+        project = _owner(ls, run_id)
+        cancelled = project is not None and project.swarm.runner.cancel_run(run_id)
+        return {"cancelled": cancelled}
+
+    @server.command("remora.agent.respond")
+    async def agent_respond(ls, *args: Any) -> dict[str, bool]:
+        arguments = single_object(args, "remora.agent.respond")
+        question_id = arguments.get("question_id")
+        answer = _text(arguments, "answer", "remora.agent.respond", required=True)
+        if not isinstance(question_id, str) or not question_id:
+            raise JsonRpcInvalidParams("remora.agent.respond needs question_id")
+        for project in ls.projects:
+            agents = project.agents
+            if agents is not None and agents.services.questions.respond(
+                question_id, answer
+            ):
+                return {"ok": True}
+        return {"ok": False}
+
+    @server.command("remora.agent.forget")
+    async def agent_forget(ls, *args: Any) -> dict[str, bool]:
+        arguments = single_object(args, "remora.agent.forget")
+        project, node = find_node(ls, arguments.get("node_id"))
+        if project.agents is None:
+            return {"ok": False}
+        await project.agents.forget(node.id)
+        return {"ok": True}
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(
+        ls: RemoraLanguageServer, params: types.WorkDoneProgressCancelParams
+    ) -> None:
+        run_id = ls.progress_runs.get(str(params.token))
+        if run_id is None:
+            return
+        project = _owner(ls, run_id)
+        if project is not None:
+            project.swarm.runner.cancel_run(run_id)

@@ -1,0 +1,441 @@
+"""Proposals in the editor: diagnostics, code actions, accept / reject / diff.
+
+- A pending proposal is a diagnostic on its node's definition line (source
+  ``remora``, severity Information, ``code`` the proposal id), republished when
+  a proposal event arrives or the file changes.
+- Code actions on that line: "Accept: …" (a versioned ``WorkspaceEdit``, built
+  lazily through ``codeAction/resolve`` when the client can, plus the command
+  ``remora.proposal.accept``), "Reject with feedback…" and "Show diff"; tagged
+  ``LLMGenerated`` when the client supports code action tags. Code actions and
+  diagnostics read stored state only — never a model.
+- ``remora.proposal.accept {proposal_id}`` → ``{applied, reason?}``: when the
+  document already holds the proposal (the client applied the code action's
+  edit just before running its command) the acceptance is only recorded;
+  otherwise the server sends ``workspace/applyEdit``. Either way it then checks
+  the document holds the expected text (Neovim silently skips an edit made for
+  an older version): only then is the proposal ``accepted`` and
+  ``rewrite_applied`` emitted; if not, it stays pending with a
+  ``rewrite_not_applied`` event. A proposal whose node changed is ``stale`` and
+  never applied.
+- ``remora.proposal.reject {proposal_id, feedback}`` → ``{run_id}``: the agent
+  runs again with the feedback (asked with ``remora/askUser`` when missing).
+- ``remora.proposal.diff {proposal_id}`` → ``{diff, old_source, new_source,
+  status}``; ``remora.proposals.list {uri?, status?}`` → proposals, newest first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.proposals import ProposalError
+from remora_core.review import NotApplicable
+from remora_core.text import LineIndex
+
+from remora_lsp.features.agents import ASK_USER_REQUEST
+from remora_lsp.features.commands import single_object
+
+if TYPE_CHECKING:
+    from remora_core.events.store import StoredEvent
+    from remora_core.project import Project
+    from remora_core.proposals import Proposal
+    from remora_core.review import PlannedEdit
+
+    from remora_lsp.server import RemoraLanguageServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "remora"
+PROPOSAL_EVENTS = frozenset(
+    {
+        "rewrite_proposed",
+        "rewrite_applied",
+        "rewrite_rejected",
+        "rewrite_stale",
+        "rewrite_not_applied",
+    }
+)
+APPLY_WAIT_S = 3.0
+"""How long an accepted edit may take to reach the server as ``didChange``."""
+STATUSES = ("pending", "accepted", "rejected", "stale", "superseded")
+PROPOSAL_ID = re.compile(r"^pr_[0-9a-f]{12}$")
+
+
+# ---- finding things ---------------------------------------------------------------
+
+
+def find_proposal(
+    ls: RemoraLanguageServer, proposal_id: Any
+) -> tuple[Project, Proposal]:
+    """The project and proposal of ``proposal_id``; InvalidParams otherwise."""
+    if not isinstance(proposal_id, str) or not PROPOSAL_ID.match(proposal_id):
+        raise JsonRpcInvalidParams(
+            f"proposal_id must look like pr_ followed by 12 hex digits, got "
+            f"{proposal_id!r}"
+        )
+    for project in ls.projects:
+        if project.agents is not None:
+            proposal = project.agents.services.proposals.get(proposal_id)
+            if proposal is not None:
+                return project, proposal
+    raise JsonRpcInvalidParams(f"no proposal {proposal_id} in any open project")
+
+
+def summary(proposal: Proposal) -> str:
+    """A short description of a proposal's change."""
+    added = removed = 0
+    for line in proposal.diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    what = "new definition" if proposal.kind == "new_node" else "rewrite"
+    reason = proposal.reasoning.strip().splitlines()[0] if proposal.reasoning else ""
+    text = f"{what} (+{added} −{removed})"
+    return f"{text}: {reason[:80]}" if reason else text
+
+
+def _definition_line(
+    ls: RemoraLanguageServer, project: Project, proposal: Proposal
+) -> types.Range | None:
+    node = project.graph.get(proposal.node_id)
+    lines = project.line_index(proposal.file_path)
+    if node is None or lines is None:
+        return None
+    line = node.name_span.start_line
+    end = lines.position(lines.line_content_end(line), ls.encoding)[1]
+    return types.Range(
+        start=types.Position(line=line, character=0),
+        end=types.Position(line=line, character=end),
+    )
+
+
+# ---- diagnostics --------------------------------------------------------------------
+
+
+def publish(ls: RemoraLanguageServer, project: Project, path: str) -> None:
+    """Send the diagnostics of ``path``'s pending proposals."""
+    if project.agents is None:
+        return
+    diagnostics = []
+    for proposal in project.agents.services.proposals.pending(path=path):
+        where = _definition_line(ls, project, proposal)
+        if where is None:
+            continue
+        diagnostics.append(
+            types.Diagnostic(
+                range=where,
+                message=f"Remora proposes a {summary(proposal)}",
+                severity=types.DiagnosticSeverity.Information,
+                source=SOURCE,
+                code=proposal.id,
+            )
+        )
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(
+            uri=ls.projects.uri(project, path), diagnostics=diagnostics
+        )
+    )
+
+
+def follow_proposals(ls: RemoraLanguageServer, project: Project) -> None:
+    """Republish a file's diagnostics whenever one of its proposals changes."""
+
+    def on_event(stored: StoredEvent) -> None:
+        if stored.event.type not in PROPOSAL_EVENTS or project.agents is None:
+            return
+        proposal_id = stored.event.__dict__["proposal_id"]
+        proposal = project.agents.services.proposals.get(proposal_id)
+        if proposal is not None:
+            publish(ls, project, proposal.file_path)
+
+    project.event_listeners.append(on_event)
+
+
+# ---- edits ---------------------------------------------------------------------------
+
+
+def workspace_edit(
+    ls: RemoraLanguageServer, project: Project, planned: PlannedEdit
+) -> types.WorkspaceEdit:
+    """The versioned ``WorkspaceEdit`` of a planned edit."""
+    lines = LineIndex(planned.before)
+    start = lines.position(planned.start_byte, ls.encoding)
+    end = lines.position(planned.end_byte, ls.encoding)
+    edit = types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=start[0], character=start[1]),
+            end=types.Position(line=end[0], character=end[1]),
+        ),
+        new_text=planned.new_text,
+    )
+    document = types.OptionalVersionedTextDocumentIdentifier(
+        uri=ls.projects.uri(project, planned.path), version=planned.version
+    )
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(text_document=document, edits=[edit])]
+    )
+
+
+def _plan(project: Project, proposal: Proposal) -> PlannedEdit:
+    assert project.agents is not None
+    return project.agents.review.plan(proposal)
+
+
+async def accept(
+    ls: RemoraLanguageServer, project: Project, proposal: Proposal
+) -> dict[str, Any]:
+    """Apply (if needed), verify and record an acceptance."""
+    agents = project.agents
+    assert agents is not None
+    review = agents.review
+    if proposal.status != "pending":
+        reason = f"the proposal is {proposal.status}"
+        if proposal.status == "stale":
+            reason += ": its code changed since it was made (ask the agent again)"
+        return {"applied": False, "reason": reason}
+    if not review.holds(proposal):
+        try:
+            planned = review.plan(proposal)
+        except NotApplicable as problem:
+            if problem.stale:
+                await review.stale(proposal, problem.reason)
+            return {"applied": False, "reason": problem.reason}
+        try:
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(
+                    edit=workspace_edit(ls, project, planned),
+                    label=f"Remora: accept {proposal.id}",
+                )
+            )
+        except Exception as error:  # the editor answered with an error
+            reason = f"the editor could not apply the edit: {error}"
+            await review.not_applied(proposal, reason)
+            return {"applied": False, "reason": reason}
+        if not result.applied:
+            reason = result.failure_reason or "the editor did not apply the edit"
+            await review.not_applied(proposal, reason)
+            return {"applied": False, "reason": reason}
+        if not await _lands(review, proposal):
+            reason = (
+                "the document does not hold the proposal after the edit (the "
+                "editor may have skipped an edit made for an older version)"
+            )
+            await review.not_applied(proposal, reason)
+            return {"applied": False, "reason": reason}
+    await review.accepted(proposal)
+    return {"applied": True}
+
+
+async def _lands(review: Any, proposal: Proposal) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + APPLY_WAIT_S
+    while not review.holds(proposal):
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+# ---- code actions ---------------------------------------------------------------
+
+
+def _client_resolves_edits(ls: RemoraLanguageServer) -> bool:
+    document = ls.client_capabilities.text_document
+    action = document.code_action if document else None
+    support = action.resolve_support if action else None
+    return bool(support and "edit" in support.properties)
+
+
+def _client_takes_tags(ls: RemoraLanguageServer) -> bool:
+    document = ls.client_capabilities.text_document
+    action = document.code_action if document else None
+    support = getattr(action, "tag_support", None) if action else None
+    return bool(support and types.CodeActionTag.LlmGenerated in support.value_set)
+
+
+def code_actions(
+    ls: RemoraLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    """The proposal actions on the requested lines."""
+    project, path = ls.projects.locate(params.text_document.uri)
+    if project.agents is None:
+        return None
+    pending = project.agents.services.proposals.pending(path=path)
+    if not pending:
+        return None
+    first, last = params.range.start.line, params.range.end.line
+    tags = [types.CodeActionTag.LlmGenerated] if _client_takes_tags(ls) else None
+    lazy = _client_resolves_edits(ls)
+    actions: list[types.CodeAction] = []
+    for proposal in pending:
+        node = project.graph.get(proposal.node_id)
+        if node is None or not first <= node.name_span.start_line <= last:
+            continue
+        argument = {"proposal_id": proposal.id}
+        accept_action = types.CodeAction(
+            title=f"Accept: {summary(proposal)}",
+            kind=types.CodeActionKind.QuickFix,
+            is_preferred=True,
+            command=types.Command(
+                title="Accept", command="remora.proposal.accept", arguments=[argument]
+            ),
+            data=argument,
+            tags=tags,
+        )
+        if not lazy:
+            try:
+                accept_action.edit = workspace_edit(
+                    ls, project, _plan(project, proposal)
+                )
+            except NotApplicable as problem:
+                accept_action.disabled = types.CodeActionDisabled(reason=problem.reason)
+        actions.append(accept_action)
+        for title, command in (
+            ("Reject with feedback…", "remora.proposal.reject"),
+            ("Show diff", "remora.proposal.diff"),
+        ):
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    command=types.Command(
+                        title=title, command=command, arguments=[argument]
+                    ),
+                    tags=tags,
+                )
+            )
+    return actions or None
+
+
+def resolve(ls: RemoraLanguageServer, action: types.CodeAction) -> types.CodeAction:
+    """Fill in the edit of an "Accept" action."""
+    data = action.data if isinstance(action.data, dict) else {}
+    if action.edit is not None or "proposal_id" not in data:
+        return action
+    project, proposal = find_proposal(ls, data["proposal_id"])
+    try:
+        action.edit = workspace_edit(ls, project, _plan(project, proposal))
+    except NotApplicable as problem:
+        action.disabled = types.CodeActionDisabled(reason=problem.reason)
+    return action
+
+
+# ---- registration ---------------------------------------------------------------
+
+
+async def _feedback(ls: RemoraLanguageServer, proposal: Proposal) -> str:
+    """Ask the person for feedback on a rejection ('' if the client cannot)."""
+    try:
+        reply = await asyncio.wait_for(
+            ls.protocol.send_request_async(
+                ASK_USER_REQUEST,
+                {
+                    "question_id": f"feedback_{proposal.id}",
+                    "question": "What should the agent do differently?",
+                },
+            ),
+            timeout=600,
+        )
+    except Exception as error:  # no such request in this client, or no answer
+        log.info("no feedback for %s: %s", proposal.id, error)
+        return ""
+    answer = getattr(reply, "answer", None)
+    if answer is None and isinstance(reply, dict):
+        answer = reply.get("answer")
+    return answer if isinstance(answer, str) else ""
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register code actions and the proposal commands.
+
+    Command handlers leave ``ls`` unannotated (see ``commands.py``).
+    """
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                types.CodeActionKind.RefactorRewrite,
+            ],
+            resolve_provider=True,
+        ),
+    )
+    def code_action(
+        ls: RemoraLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return code_actions(ls, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(
+        ls: RemoraLanguageServer, action: types.CodeAction
+    ) -> types.CodeAction:
+        return resolve(ls, action)
+
+    @server.command("remora.proposal.accept")
+    async def proposal_accept(ls, *args: Any) -> dict[str, Any]:
+        arguments = single_object(args, "remora.proposal.accept")
+        project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        return await accept(ls, project, proposal)
+
+    @server.command("remora.proposal.reject")
+    async def proposal_reject(ls, *args: Any) -> dict[str, Any]:
+        arguments = single_object(args, "remora.proposal.reject")
+        project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        feedback = arguments.get("feedback")
+        if feedback is not None and not isinstance(feedback, str):
+            raise JsonRpcInvalidParams("feedback must be a string")
+        if proposal.status != "pending":
+            raise JsonRpcInvalidParams(
+                f"proposal {proposal.id} is already {proposal.status}"
+            )
+        if feedback is None:
+            feedback = await _feedback(ls, proposal)
+        assert project.agents is not None
+        try:
+            run_id = await project.agents.review.reject(
+                proposal, feedback, reserve=project.swarm.runner.reserve
+            )
+        except ProposalError as error:  # decided while the person wrote feedback
+            raise JsonRpcInvalidParams(str(error)) from None
+        return {"run_id": run_id}
+
+    @server.command("remora.proposal.diff")
+    async def proposal_diff(ls, *args: Any) -> dict[str, Any]:
+        arguments = single_object(args, "remora.proposal.diff")
+        _project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        return {
+            "diff": proposal.diff,
+            "old_source": proposal.old_source,
+            "new_source": proposal.new_source,
+            "status": proposal.status,
+        }
+
+    @server.command("remora.proposals.list")
+    async def proposals_list(ls, *args: Any) -> list[dict[str, Any]]:
+        arguments = single_object(args, "remora.proposals.list")
+        uri, status = arguments.get("uri"), arguments.get("status")
+        if status is not None and status not in STATUSES:
+            raise JsonRpcInvalidParams(
+                f"status must be one of {', '.join(STATUSES)}, got {status!r}"
+            )
+        if uri is not None and not isinstance(uri, str):
+            raise JsonRpcInvalidParams("uri must be a string")
+        found: list[dict[str, Any]] = []
+        projects = (
+            [ls.projects.locate(uri)] if uri else [(p, None) for p in ls.projects]
+        )
+        for project, path in projects:
+            if project.agents is None:
+                continue
+            listed = project.agents.services.proposals.list(path=path, status=status)
+            for proposal in listed:
+                item = proposal.to_json()
+                item["uri"] = ls.projects.uri(project, proposal.file_path)
+                found.append(item)
+        return found

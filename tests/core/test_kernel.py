@@ -1,0 +1,108 @@
+"""Agent turns through the real kernel, pydantic-ai and OpenAI client, against a
+scripted OpenAI-compatible server: prompts, proposals, events, both protocols.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core.agent_support import AgentHarness, of_type
+from tests.fakes.model_server import ModelServer
+
+NEW_TOTAL = '''def total(prices):
+    """Sum of the prices."""
+    return sum(prices)'''
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "streamed"])
+async def shop(request, tmp_path):
+    with ModelServer() as server:
+        harness = AgentHarness(tmp_path / "shop", server)
+        harness.stream = request.param
+        yield harness
+        await harness.stop()
+
+
+async def test_rewrite_self_through_native_tools(shop):
+    shop.server.reply_tool_call("rewrite_self", {"new_source": NEW_TOTAL})
+    shop.server.reply_text("I added a docstring.")
+    project = await shop.start(model={"protocol": "tools", "stream": shop.stream})
+    events = await shop.ask("total", "Add a docstring.")
+
+    kinds = [e.type for e in events]
+    assert kinds.index("agent_started") < kinds.index("model_request")
+    assert kinds.index("tool_called") < kinds.index("rewrite_proposed")
+    assert kinds[-1] == "agent_completed"
+    assert of_type(events, "agent_completed")[0].result == "I added a docstring."
+    proposed = of_type(events, "rewrite_proposed")[0]
+    assert proposed.node_id == shop.id("total")
+    assert '+    """Sum of the prices."""' in proposed.diff
+    result = of_type(events, "tool_result")[0]
+    assert result.tool == "rewrite_self" and result.ok
+    responses = of_type(events, "model_response")
+    assert len(responses) == 2 and responses[0].usage["input_tokens"] == 10
+
+    proposal = project.agents.services.proposals.get(proposed.proposal_id)
+    assert proposal.status == "pending"
+    assert proposal.new_source == NEW_TOTAL
+
+    first = shop.server.requests[0]
+    assert first.get("stream", False) is shop.stream
+    system = first["messages"][0]["content"]
+    assert shop.id("total") in system and "def total(prices):" in system
+    assert "Called by: Cart.add" in system
+    tools = {t["function"]["name"] for t in first["tools"]}
+    assert {"rewrite_self", "read_node", "ask_user", "kv_set"} <= tools
+    assert first["messages"][-1]["content"] == "Add a docstring."
+
+
+async def test_fenced_reply_becomes_a_proposal(shop):
+    shop.server.reply_text(f"Here it is:\n```python\n{NEW_TOTAL}\n```\n")
+    await shop.start(model={"protocol": "fenced", "stream": shop.stream})
+    events = await shop.ask("total", "Add a docstring.")
+
+    assert "tools" not in shop.server.requests[0]
+    assert "```python" in shop.server.requests[0]["messages"][0]["content"]
+    called = of_type(events, "tool_called")[0]
+    assert called.tool == "rewrite_self"
+    assert called.arguments["new_source"] == NEW_TOTAL
+    assert of_type(events, "rewrite_proposed")
+    assert of_type(events, "agent_completed")[0].result == "Here it is:"
+    assert len(shop.server.requests) == 1
+
+
+async def test_fenced_invalid_code_gets_one_retry(shop):
+    shop.server.reply_text("```python\ndef total(prices:\n    return 1\n```")
+    shop.server.reply_text(f"```python\n{NEW_TOTAL}\n```")
+    await shop.start(model={"protocol": "fenced"})
+    events = await shop.ask("total", "Add a docstring.")
+
+    results = of_type(events, "tool_result")
+    assert [r.ok for r in results] == [False, True]
+    assert "parse" in results[0].summary.lower()
+    retry = shop.server.messages(1)[-1]["content"]
+    assert "corrected complete source" in retry
+    assert of_type(events, "rewrite_proposed")
+
+
+async def test_fenced_read_directive_continues_with_the_source(shop):
+    await shop.start(model={"protocol": "fenced"})
+    tax_id = shop.id("tax")
+    shop.server.reply_text(f"READ: {tax_id}")
+    shop.server.reply_text("tax multiplies the amount by the rate.")
+    events = await shop.ask("total", "What does tax do?")
+
+    assert "return amount * rate" in shop.server.messages(1)[-1]["content"]
+    result = of_type(events, "agent_completed")[0].result
+    assert result == "tax multiplies the amount by the rate."
+
+
+async def test_fenced_malformed_directive_gets_a_clear_retry(shop):
+    await shop.start(model={"protocol": "fenced"})
+    shop.server.reply_text("MESSAGE tax please round")
+    shop.server.reply_text("Fine, nothing to do.")
+    events = await shop.ask("total", "Coordinate with tax.")
+
+    retry = shop.server.messages(1)[-1]["content"]
+    assert "MESSAGE rm_xxxxxxxx: your request" in retry
+    assert of_type(events, "agent_completed")
