@@ -138,11 +138,13 @@ def card_markdown(card: dict[str, Any]) -> str:
     """A node card as Markdown for hover."""
     start, end = card["start_line"] + 1, card["end_line"] + 1
     parent = card["parent"]
+    pending = card["pending_proposals"]
+    noun = "proposal" if pending == 1 else "proposals"
     lines = [
         f"**{card['kind']}** `{card['qualified_name']}` · `{card['id']}`",
         "",
-        f"agent **{card['agent_status']}** · {card['pending_proposals']} pending "
-        f"proposals · node {card['status']}",
+        f"agent **{card['agent_status']}** · {pending} pending {noun} · "
+        f"node {card['status']}",
         "",
         f"`{card['file_path']}` lines {start}–{end}"
         + (f" · parent {parent['kind']} {_ref(parent)}" if parent else ""),

@@ -248,7 +248,17 @@ class Project:
 
     def card(self, node: CodeNode) -> dict[str, Any]:
         """The node card of ``node``."""
-        return node_card(self.graph, node)
+        card = node_card(self.graph, node)
+        pending = self.pending_proposals(node.id)
+        card["pending_proposals"] = len(pending)
+        card["proposals"] = [p.to_json() for p in pending]
+        return card
+
+    def pending_proposals(self, node_id: str) -> list[Any]:
+        """The pending proposals of a node (cheap: an in-memory index)."""
+        if self.agents is None:
+            return []
+        return self.agents.services.proposals.pending(node_id=node_id)
 
     # ---- open documents ----------------------------------------------------------
 

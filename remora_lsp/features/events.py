@@ -36,9 +36,16 @@ STATUS_EVENTS = frozenset(
         "agent_completed",
         "agent_failed",
         "agent_cancelled",
+        "agent_blocked",
+        "agent_resumed",
         "run_interrupted",
+        "rewrite_proposed",
+        "rewrite_applied",
+        "rewrite_rejected",
+        "rewrite_stale",
     }
 )
+"""Events that change what a code lens shows (status, pending proposals)."""
 LENS_REFRESH_DELAY_S = 0.2
 MAX_EVENTS = 1000
 

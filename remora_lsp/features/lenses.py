@@ -59,7 +59,9 @@ def register(server: RemoraLanguageServer) -> None:
             types.CodeLens(
                 range=to_range(node.name_span, ls.encoding, lines),
                 data={"node_id": node.id, "uri": params.text_document.uri},
-                command=None if resolve else lens_command(node, 0),
+                command=None
+                if resolve
+                else lens_command(node, len(project.pending_proposals(node.id))),
             )
             for node in nodes
         ]
@@ -73,7 +75,8 @@ def register(server: RemoraLanguageServer) -> None:
         for project in ls.projects:
             node = project.graph.get(node_id) if isinstance(node_id, str) else None
             if node is not None:
-                lens.command = lens_command(node, 0)
+                pending = len(project.pending_proposals(node.id))
+                lens.command = lens_command(node, pending)
                 return lens
         lens.command = types.Command(title="remora · node no longer exists", command="")
         return lens

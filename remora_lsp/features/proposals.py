@@ -38,6 +38,7 @@ from remora_core.text import LineIndex
 
 from remora_lsp.features.agents import ASK_USER_REQUEST
 from remora_lsp.features.commands import single_object
+from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
@@ -263,11 +264,12 @@ def code_actions(
 ) -> list[types.CodeAction] | None:
     """The proposal actions on the requested lines."""
     project, path = ls.projects.locate(params.text_document.uri)
+    ids = inline_id_action(ls, project, path)
     if project.agents is None:
-        return None
+        return [ids] if ids else None
     pending = project.agents.services.proposals.pending(path=path)
     if not pending:
-        return None
+        return [ids] if ids else None
     first, last = params.range.start.line, params.range.end.line
     tags = [types.CodeActionTag.LlmGenerated] if _client_takes_tags(ls) else None
     lazy = _client_resolves_edits(ls)
@@ -309,6 +311,8 @@ def code_actions(
                     tags=tags,
                 )
             )
+    if ids is not None:
+        actions.append(ids)
     return actions or None
 
 
