@@ -37,6 +37,7 @@ from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
 from remora_core.store import Database, FileRecord, FileSnapshot, NodeStore
+from remora_core.store.nodes import SET_AGENT_STATUS_SQL
 from remora_core.swarm.engine import Swarm
 from remora_core.swarm.turns import TurnFunction, acknowledge
 from remora_core.tasks import TaskSet
@@ -448,6 +449,12 @@ class Project:
             return
         self.graph.set_agent_status(node_id, status)
         if self.store is None:
+            return
+        events = self.swarm.events
+        if events.durable and not self.closed:
+            # Every flip comes with an event (a turn starting, ending, asking):
+            # it rides in that event's transaction instead of costing its own.
+            events.also_write(SET_AGENT_STATUS_SQL, [(status.value, node_id)])
             return
         # Status flips come in bursts (every turn starts and ends): coalesce
         # them into one writer, and write what is left when closing.

@@ -28,7 +28,7 @@ from remora_core.definition_edits import prepare_new_node, prepare_rewrite
 from remora_core.source_checks import ProposalError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     import aiosqlite
 
@@ -95,6 +95,10 @@ class Proposal:
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
 """The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
 _PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
+INSERT_SQL = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
+SUPERSEDE_SQL = (
+    "UPDATE proposals SET status = 'superseded', decided_at = ? WHERE id = ?"
+)
 
 
 class ProposalStore:
@@ -130,12 +134,21 @@ class ProposalStore:
         for proposal in await self.database.read(work, "loading proposals") or []:
             self._remember(proposal)
 
-    async def add(self, proposal: Proposal) -> builtins.list[str]:
+    async def add(
+        self,
+        proposal: Proposal,
+        *,
+        write: Callable[[str, builtins.list[tuple[Any, ...]]], None] | None = None,
+    ) -> builtins.list[str]:
         """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
 
         A rewrite supersedes the node's pending rewrite; a new node supersedes a
         pending new node of the same name from the same agent. A rewrite and a
         new helper it calls are both kept: they belong together.
+
+        ``write(sql, rows)``, when given, takes the rows instead of a transaction
+        of their own (the event log's ``also_write``: the proposal is then stored
+        in the same transaction as its ``rewrite_proposed`` event).
         """
         superseded: builtins.list[Proposal] = []
         now = time.time()
@@ -148,23 +161,21 @@ class ProposalStore:
         for changed in (*superseded, proposal):
             self._remember(changed)
         self._forget_old()
-        if self.database is not None:
-            ids = [p.id for p in superseded]
+        ids = [p.id for p in superseded]
+        rows = [dataclasses.astuple(proposal)]
+        replaced = [(now, i) for i in ids]
+        if write is not None:
+            write(INSERT_SQL, rows)
+            if replaced:
+                write(SUPERSEDE_SQL, replaced)
+        elif self.database is not None:
 
             async def work(db: aiosqlite.Connection) -> None:
-                await db.execute(
-                    f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) "
-                    f"VALUES ({_PLACEHOLDERS})",
-                    dataclasses.astuple(proposal),
-                )
-                await db.executemany(
-                    "UPDATE proposals SET status = 'superseded', decided_at = ? "
-                    "WHERE id = ?",
-                    [(now, i) for i in ids],
-                )
+                await db.executemany(INSERT_SQL, rows)
+                await db.executemany(SUPERSEDE_SQL, replaced)
 
             await self.database.transaction(work, "saving a proposal")
-        return [p.id for p in superseded]
+        return ids
 
     def get(self, proposal_id: str) -> Proposal | None:
         """A proposal by id (None if unknown or long decided)."""

@@ -22,9 +22,11 @@ and checks what landed:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -83,6 +85,14 @@ class Review:
         self.emit = emit
         self.expected: dict[str, str] = {}
         """Proposal id → digest of the whole text once its planned edit landed."""
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @contextlib.asynccontextmanager
+    async def deciding(self, proposal_id: str) -> AsyncIterator[None]:
+        """Hold while deciding on a proposal: decisions on it do not overlap."""
+        lock = self._locks.setdefault(proposal_id, asyncio.Lock())
+        async with lock:
+            yield
 
     # ---- planning -----------------------------------------------------------------
 

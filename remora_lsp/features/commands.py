@@ -20,9 +20,14 @@ RECENT_EVENTS = 10
 
 def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     """The one JSON object argument every Remora command takes."""
-    if len(args) != 1 or not isinstance(args[0], dict):
+    if len(args) != 1:
         raise JsonRpcInvalidParams(
-            f"{command} takes one JSON object argument, got {len(args)} argument(s)"
+            f"{command} takes one JSON object argument, got {len(args)} arguments"
+        )
+    if not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(
+            f"{command} takes one JSON object argument, got "
+            f"{type(args[0]).__name__} {args[0]!r:.60}"
         )
     return args[0]
 

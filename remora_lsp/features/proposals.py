@@ -190,7 +190,19 @@ def _plan(project: Project, proposal: Proposal) -> PlannedEdit:
 async def accept(
     ls: RemoraLanguageServer, project: Project, proposal: Proposal
 ) -> dict[str, Any]:
-    """Apply (if needed), verify and record an acceptance."""
+    """Apply (if needed), verify and record an acceptance — one at a time per
+    proposal, so two accepts arriving together never send the edit twice.
+    """
+    agents = project.agents
+    assert agents is not None
+    async with agents.review.deciding(proposal.id):
+        current = agents.services.proposals.get(proposal.id) or proposal
+        return await _accept(ls, project, current)
+
+
+async def _accept(
+    ls: RemoraLanguageServer, project: Project, proposal: Proposal
+) -> dict[str, Any]:
     agents = project.agents
     assert agents is not None
     review = agents.review

@@ -106,3 +106,34 @@ async def test_fenced_malformed_directive_gets_a_clear_retry(shop):
     retry = shop.server.messages(1)[-1]["content"]
     assert "MESSAGE rm_xxxxxxxx: your request" in retry
     assert of_type(events, "agent_completed")
+
+
+async def test_a_proposal_and_the_run_survive_a_restart(shop):
+    shop.server.reply_tool_call("rewrite_self", {"new_source": NEW_TOTAL})
+    shop.server.reply_tool_call("rewrite_self", {"new_source": NEW_TOTAL + "  # v2"})
+    shop.server.reply_text("Done.")
+    await shop.start(model={"protocol": "tools"})
+    events = await shop.ask("total", "Add a docstring.")
+    first, second = (e.proposal_id for e in of_type(events, "rewrite_proposed"))
+    run_id = of_type(events, "agent_completed")[0].run_id
+    await shop.stop()
+
+    project = await shop.start(model={"protocol": "tools"})
+    proposals = project.agents.services.proposals
+    assert proposals.get(first).status == "superseded"
+    assert proposals.get(second).status == "pending"
+    assert proposals.get(second).new_source.endswith("# v2")
+    assert await project.swarm.runs.status(run_id) == "completed"
+
+
+async def test_fenced_code_refused_twice_fails_the_run_with_the_reason(shop):
+    shop.server.reply_text("```python\ndef total(prices:\n```")
+    shop.server.reply_text("```python\nx = 1\n```")
+    await shop.start(model={"protocol": "fenced"})
+    events = await shop.ask("total", "Add a docstring.")
+
+    assert [r.ok for r in of_type(events, "tool_result")] == [False, False]
+    failed = of_type(events, "agent_failed")[0]
+    assert failed.error.startswith("No proposal: the agent's new source was refused")
+    assert "def" in failed.error  # the reason names what was expected
+    assert not of_type(events, "rewrite_proposed")

@@ -64,7 +64,9 @@ async def test_a_history_round_trips(database, persisted):
 
 async def test_a_history_survives_a_restart(tmp_path):
     database = await Database.open(tmp_path)
-    await ChatMemory(database).save(AGENT, turn(1, tools=2))
+    memory = ChatMemory(database)
+    await memory.save(AGENT, turn(1, tools=2))
+    await memory.close()  # saves are written in the background; close waits
     await database.close()
     database = await Database.open(tmp_path)
     try:
@@ -117,6 +119,7 @@ def test_a_cut_never_starts_with_a_tool_return_or_retry():
 async def test_saving_records_when_the_agent_was_last_active(database):
     memory = ChatMemory(database)
     await memory.save(AGENT, turn(1))
+    await memory.close()  # the write happens in the background
     async with database.connection.execute(
         "SELECT last_activated FROM agent_state WHERE agent_id = ?", (AGENT,)
     ) as cursor:
@@ -128,6 +131,7 @@ async def test_clearing_forgets_the_conversation_but_keeps_the_custom_prompt(tmp
     database = await Database.open(tmp_path)
     memory = ChatMemory(database)
     await memory.save(AGENT, turn(1))
+    await memory.close()  # the write happens in the background
     await database.connection.execute(
         "UPDATE agent_state SET custom_prompt = 'be brief' WHERE agent_id = ?", (AGENT,)
     )
@@ -152,4 +156,5 @@ async def test_a_damaged_history_is_logged_and_treated_as_empty(database, caplog
         assert await memory.load(AGENT) == []
     assert f"the chat history of {AGENT} cannot be read" in caplog.text
     await memory.save(AGENT, turn(2))
+    await memory.close()  # the write happens in the background
     assert prompts(await ChatMemory(database).load(AGENT)) == ["request 2"]

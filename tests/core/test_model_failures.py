@@ -251,23 +251,24 @@ async def test_max_turns_exhausted(shop):
 
     error = failure(events)
     assert error.startswith(
-        "The run stopped at its limit of 8 model requests "
-        "(limits.max_turns of bundle code_agent)"
+        "The run stopped at its limit of 8 model requests (agents.max_turns)"
     )
     assert "pydantic.dev" not in error
     assert len(shop.server.requests) == 8 == len(of_type(events, "model_request"))
 
 
-async def test_max_turns_from_the_settings(shop):
-    bundle = shop.root / ".remora" / "bundles" / "plain"
+async def test_max_turns_from_a_bundle_wins(shop):
+    bundle = shop.root / ".remora" / "bundles" / "short"
     bundle.mkdir(parents=True)
-    (bundle / "bundle.yaml").write_text("name: plain\n", encoding="utf-8")
+    (bundle / "bundle.yaml").write_text(
+        "name: short\nlimits: {max_turns: 3}\n", encoding="utf-8"
+    )
     shop.server.responder = keeps_calling_tools
-    await shop.start(model=FAST, agents={"max_turns": 3}, bundles={"function": "plain"})
+    await shop.start(model=FAST, agents={"max_turns": 5}, bundles={"function": "short"})
     events = await shop.ask("total", "Loop.")
 
     error = failure(events)
-    assert "limit of 3 model requests (agents.max_turns)" in error
+    assert "limit of 3 model requests (limits.max_turns of bundle short)" in error
     assert len(shop.server.requests) == 3
 
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FENCED_RULES = """Rules:
-- You may change only yourself. To change yourself, reply with your complete new source in ONE fenced code block:
+FENCED_RULES = """Rules (you may change only yourself; your parent may change you; every edit is a proposal until a person accepts it):
+- To change yourself, reply with your complete new source in ONE fenced code block:
 ```python
 <your whole new definition>
 ```
@@ -36,7 +36,6 @@ READ: <node id>            (see another node's source)
 MESSAGE <node id>: <text>  (ask another node's agent to change itself)
 ASK_PARENT: <text>         (ask your parent)
 ASK_USER: <question>       (ask the person)
-- Every edit is a proposal until a person accepts it.
 - Otherwise, just answer in plain text."""
 
 FENCE = re.compile(

@@ -42,6 +42,7 @@ from pydantic_ai.messages import (
     RetryPromptPart,
     ToolReturnPart,
 )
+from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
@@ -51,7 +52,7 @@ from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, retryable
 from remora_core.agents.sandbox import PymError, PymTool
-from remora_core.agents.toolset import CORE_TOOLS, extension_tool, pym_tool
+from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
 from remora_core.events.models import ModelRequest as ModelRequestEvent
 from remora_core.events.models import ModelResponse as ModelResponseEvent
 from remora_core.events.models import ToolCalled, ToolResult
@@ -72,6 +73,8 @@ class AgentKernel:
 
     def __init__(self, services: AgentServices) -> None:
         self.services = services
+        self.agent: Agent[AgentContext, str] = Agent(deps_type=AgentContext, retries=2)
+        """Shared by every turn; model, prompt and tools are given per run."""
 
     async def turn(self, turn: Turn) -> str:
         """One turn of ``turn.agent_id``; the swarm's turn function."""
@@ -121,14 +124,22 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
-        await services.memory.save(turn.agent_id, messages)
+        # The history rides in the transaction of the turn's last event.
+        await services.memory.save(
+            turn.agent_id, messages, write=turn.swarm.events.also_write
+        )
         return answer
 
     # ---- shared ----------------------------------------------------------------
 
-    def _agent(
+    def _run_options(
         self, context: AgentContext, endpoint: Endpoint, tools: list[Tool[Any]]
-    ) -> Agent[AgentContext, str]:
+    ) -> dict[str, Any]:
+        """What one run of the shared agent takes: model, prompt, tools, settings.
+
+        One pydantic-ai ``Agent`` serves every turn; what differs per turn is
+        passed per run (building agents and tool schemas per turn cost ~10 ms).
+        """
         services, turn = self.services, context.turn
         settings = services.config.model
 
@@ -161,14 +172,13 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
         )
-        return Agent(
-            model,
-            instructions=system_prompt(context, endpoint.protocol),
-            deps_type=AgentContext,
-            tools=tools,
-            retries=2,
-            model_settings=self._settings(context, endpoint),
-        )
+        return {
+            "model": model,
+            "instructions": system_prompt(context, endpoint.protocol),
+            "toolsets": [FunctionToolset(tools)] if tools else None,
+            "model_settings": self._settings(context, endpoint),
+            "deps": context,
+        }
 
     def _settings(self, context: AgentContext, endpoint: Endpoint) -> ModelSettings:
         settings: dict[str, Any] = {"timeout": self.services.config.model.timeout_s}
@@ -194,9 +204,7 @@ class AgentKernel:
         bundle = context.bundle
         wanted = set(bundle.tool_names)
         tools: list[Tool[Any]] = [
-            Tool(fn, takes_ctx=True)
-            for name, fn in CORE_TOOLS.items()
-            if name in wanted
+            tool for name, tool in core_tools().items() if name in wanted
         ]
         for path in bundle.active_pym_tools:
             try:
@@ -214,14 +222,14 @@ class AgentKernel:
     async def _tools(
         self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
     ) -> tuple[str, list[ModelMessage]]:
-        agent = self._agent(context, endpoint, self._tools_for(context))
+        options = self._run_options(context, endpoint, self._tools_for(context))
         stream = self.services.config.model.stream
         calls: dict[str, tuple[str, Any]] = {}
-        async with agent.iter(
+        async with self.agent.iter(
             turn_input(context),
-            deps=context,
             message_history=history,
             usage_limits=self._limits(context),
+            **options,
         ) as run:
             async for step in run:
                 if Agent.is_model_request_node(step):
@@ -266,17 +274,17 @@ class AgentKernel:
     async def _fenced(
         self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
     ) -> tuple[str, list[ModelMessage]]:
-        agent = self._agent(context, endpoint, [])
+        options = self._run_options(context, endpoint, [])
         limits = self._limits(context)
         prompt, messages = turn_input(context), list(history)
         retried, answer = False, ""
         used_requests = used_tokens = 0
         for _step in range(limits.request_limit or 8):
-            result = await agent.run(
+            result = await self.agent.run(
                 prompt,
-                deps=context,
                 message_history=messages,
                 usage_limits=_remaining(limits, used_requests, used_tokens),
+                **options,
             )
             usage = result.usage
             used_requests += usage.requests
@@ -316,6 +324,11 @@ class AgentKernel:
                 follow_up.append(
                     f"{text}\nReply again with your corrected complete source in "
                     "one ```python block."
+                )
+            elif not ok:  # refused again: say so, rather than "completed"
+                raise TurnFailed(
+                    "No proposal: the agent's new source was refused twice; the "
+                    f"last reason: {text.removeprefix('Error: ')}"
                 )
         for node_id in reply.reads:
             _ok, text = await core.call_tool(

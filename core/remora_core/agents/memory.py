@@ -19,13 +19,14 @@ forgot is better than one that cannot run.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import aiosqlite
     from pydantic_ai.messages import ModelMessage
@@ -50,6 +51,9 @@ class ChatMemory:
         """How many messages a history keeps (requests and responses each count)."""
         self._cache: dict[str, bytes] = {}
         """Agent id → its history as JSON, for agents loaded or saved so far."""
+        self._writes: set[asyncio.Task[None]] = set()
+        """Saves being written: a turn does not wait for its history's commit
+        (the cache answers the next load); :meth:`close` waits for them."""
 
     async def load(self, agent_id: str) -> list[ModelMessage]:
         """The agent's history, oldest first ([] if none or unreadable)."""
@@ -72,8 +76,19 @@ class ChatMemory:
             self._cache[agent_id] = b"[]"
             return []
 
-    async def save(self, agent_id: str, messages: Sequence[ModelMessage]) -> None:
-        """Store the agent's history, cut to the limit, and note it was active now."""
+    async def save(
+        self,
+        agent_id: str,
+        messages: Sequence[ModelMessage],
+        *,
+        write: Callable[[str, list[tuple[Any, ...]]], None] | None = None,
+    ) -> None:
+        """Store the agent's history, cut to the limit, and note it was active now.
+
+        ``write(sql, rows)``, when given, takes the row instead of a transaction
+        of its own (the event log's ``also_write``: the history is then stored
+        with the turn's last event).
+        """
         from pydantic_ai.messages import ModelMessagesTypeAdapter
 
         kept = bounded(messages, self.max_messages)
@@ -82,14 +97,34 @@ class ChatMemory:
         if self.database is None:
             return
         text = encoded.decode("utf-8")
+        if write is not None:
+            write(SAVE_SQL, [(agent_id, text, time.time())])
+            return
+        database = self.database
 
         async def work(db: aiosqlite.Connection) -> None:
             await db.execute(SAVE_SQL, (agent_id, text, time.time()))
 
-        await self.database.transaction(work, "saving an agent's chat history")
+        # Writes queue on the database's lock in order, so the last save wins.
+        task = asyncio.ensure_future(
+            database.transaction(work, "saving an agent's chat history")
+        )
+        self._writes.add(task)
+        task.add_done_callback(self._written)
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("saving a chat history failed", exc_info=task.exception())
+
+    async def close(self) -> None:
+        """Wait for the saves still being written."""
+        if self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     async def clear(self, agent_id: str) -> None:
         """Forget the agent's conversation (its other state stays)."""
+        await self.close()  # a save still queued must not land after this
         self._cache[agent_id] = b"[]"
         if self.database is None:
             return

@@ -82,6 +82,7 @@ class ModelResolver:
         self.log_path = log_path
         self.local: LocalModel | None = None
         self._clients: dict[tuple[str, str], AsyncOpenAI] = {}
+        self._models: dict[tuple[str, str, str], OpenAIChatModel] = {}
         self._lock = asyncio.Lock()
 
     async def endpoint(self, bundle: Bundle | None = None) -> Endpoint:
@@ -166,6 +167,11 @@ class ModelResolver:
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
+        model = self._models.get(
+            (endpoint.base_url, endpoint.api_key, endpoint.model_name)
+        )
+        if model is not None:
+            return model
         key = (endpoint.base_url, endpoint.api_key)
         client = self._clients.get(key)
         if client is None:
@@ -175,13 +181,16 @@ class ModelResolver:
                 max_retries=0,  # retried with backoff by resilient.py
                 timeout=self.settings.timeout_s,
             )
-        return OpenAIChatModel(
+        model = OpenAIChatModel(
             endpoint.model_name, provider=OpenAIProvider(openai_client=client)
         )
+        self._models[(*key, endpoint.model_name)] = model
+        return model
 
     async def close(self) -> None:
         """Close HTTP clients and stop the local model."""
         clients, self._clients = list(self._clients.values()), {}
+        self._models = {}
         for client in clients:
             try:
                 await client.close()

@@ -132,7 +132,12 @@ class AgentRuntime:
     async def close(self) -> None:
         """Stop the model clients, the local model and the sandbox."""
         services = self.services
-        for closing in (services.models.close(), services.sandbox.close()):
+        closings = (
+            services.memory.close(),
+            services.models.close(),
+            services.sandbox.close(),
+        )
+        for closing in closings:
             try:
                 await closing
             except Exception:  # close the rest anyway

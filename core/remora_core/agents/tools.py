@@ -102,9 +102,12 @@ def _file_text(context: AgentContext, node: CodeNode) -> bytes:
 
 async def _propose(context: AgentContext, proposal: Proposal) -> str:
     services, turn = context.services, context.turn
-    superseded = await services.proposals.add(proposal)
+    # The proposal's rows ride in the transaction of its ``rewrite_proposed``.
+    superseded = await services.proposals.add(
+        proposal, write=turn.swarm.events.also_write
+    )
     context.record.proposals.append(proposal)
-    await turn.emit(
+    turn.emit_nowait(
         RewriteProposed(
             agent_id=turn.agent_id,
             proposal_id=proposal.id,

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
+SET_AGENT_STATUS_SQL = "UPDATE nodes SET agent_status = ? WHERE id = ?"
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """What the store remembers of one file."""
@@ -189,7 +192,7 @@ class NodeStore:
 
         async def work(db: aiosqlite.Connection) -> None:
             await db.executemany(
-                "UPDATE nodes SET agent_status = ? WHERE id = ?",
+                SET_AGENT_STATUS_SQL,
                 [(status.value, node_id) for node_id, status in statuses.items()],
             )
 

@@ -15,6 +15,7 @@ START_RUN_SQL = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
 )
+FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
 ADD_CHAIN_SQL = (
     "INSERT OR REPLACE INTO activation_chain "
     "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
@@ -55,10 +56,7 @@ class RunStore:
             return
 
         async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
-                "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?",
-                (status, time.time(), error, run_id),
-            )
+            await db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))
 
         await self.database.transaction(work, "recording a run's end")
 

@@ -195,9 +195,11 @@ class Swarm:
         """Enqueue the triggers ``stored`` causes; return the refusals."""
         event = stored.event
         refusals: list[TriggerRefused] = []
+        triggered = False
         for agent in self.index.matching_agents(event, stored.nodes):
             refusal = self.rules.admit(agent, event)
             if refusal is None:
+                triggered = True
                 self.runner.trigger(agent, stored)
             elif event.type == "trigger_refused":
                 # A refusal is never announced by another refusal: an agent
@@ -216,6 +218,8 @@ class Swarm:
                         run_id=event.run_id,
                     )
                 )
+        if not triggered:  # a run promised for this event will never start
+            self.runner.reserved.pop(event.id, None)
         return refusals
 
     def _queue_chains(self) -> None:

@@ -26,10 +26,11 @@ from remora_core.events.models import (
     AgentStarted,
 )
 from remora_core.model import AgentStatus
-from remora_core.store.runs import START_RUN_SQL
+from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
 from remora_core.swarm.turns import Turn, TurnFailed
 
 if TYPE_CHECKING:
+    from remora_core.events.models import Event
     from remora_core.events.store import StoredEvent
     from remora_core.swarm.engine import Swarm
 
@@ -168,13 +169,17 @@ class Runner:
             )
             result = await swarm.turn_function(turn)
             await started
-            await turn.emit(
-                AgentCompleted(agent_id=actor.agent_id, result=result or "")
+            await self._end(
+                turn, AgentCompleted(agent_id=actor.agent_id, result=result or "")
             )
         except asyncio.CancelledError:
             status = "cancelled"
             await asyncio.shield(
-                turn.emit(AgentCancelled(agent_id=actor.agent_id, reason="cancelled"))
+                self._end(
+                    turn,
+                    AgentCancelled(agent_id=actor.agent_id, reason="cancelled"),
+                    status,
+                )
             )
             raise
         except Exception as failure:  # the agent's failure, not the engine's
@@ -187,7 +192,9 @@ class Runner:
                 ),
             )
             log.warning("turn of %s failed: %s", actor.agent_id, error)
-            await turn.emit(AgentFailed(agent_id=actor.agent_id, error=error))
+            await self._end(
+                turn, AgentFailed(agent_id=actor.agent_id, error=error), status, error
+            )
         finally:
             if started is not None:  # the run's row must exist before its end
                 await asyncio.shield(asyncio.wait([started]))
@@ -196,7 +203,19 @@ class Runner:
                 actor.agent_id,
                 AgentStatus.ERROR if status == "failed" else AgentStatus.IDLE,
             )
-            await asyncio.shield(swarm.runs.finish(run_id, status, error))
+
+    async def _end(
+        self,
+        turn: Turn,
+        event: Event,
+        status: str = "completed",
+        error: str | None = None,
+    ) -> None:
+        """Emit a run's last event; the run's row is updated in its transaction."""
+        self.swarm.events.also_write(
+            FINISH_RUN_SQL, [(status, time.time(), error, turn.run_id)]
+        )
+        await turn.emit(event)
 
     def reserve(self, trigger_id: str) -> str:
         """The run id the turn triggered by event ``trigger_id`` will have."""
