@@ -64,7 +64,12 @@ def record_server_messages(client: LanguageClient) -> None:
 
 @contextlib.asynccontextmanager
 async def session(
-    editor: str, root: Path, settings: dict | None = None, *, utf32: bool = False
+    editor: str,
+    root: Path,
+    settings: dict | None = None,
+    *,
+    utf32: bool = False,
+    adjust=None,
 ):
     """A hand-started session on ``root`` (for restarts, failures, encodings)."""
     client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
@@ -76,6 +81,8 @@ async def session(
         params.capabilities.general = types.GeneralClientCapabilities(
             position_encodings=[types.PositionEncodingKind.Utf32]
         )
+    if adjust is not None:  # a client with other capabilities
+        adjust(params.capabilities)
     try:
         result = await client.initialize_session(params)
         client.position_encoding = result.capabilities.position_encoding  # type: ignore[attr-defined]

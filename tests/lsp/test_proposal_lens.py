@@ -7,7 +7,7 @@ from lsprotocol import types
 
 from tests.fakes.model_server import ModelServer
 from tests.lsp.conftest import EDITORS, plain, session
-from tests.lsp.helpers import Buffer, eventually
+from tests.lsp.helpers import Buffer, eventually, raw_request
 
 NEW_HELPER = '''def helper(self):
         """Order two b's."""
@@ -67,3 +67,55 @@ async def test_lens_hover_and_card_count_pending_proposals(editor, workspace):
                 )
             )
             assert "1 pending proposal ·" in hover.contents.value
+
+
+def with_tag_support(capabilities: types.ClientCapabilities) -> None:
+    capabilities.text_document.code_action.tag_support = types.CodeActionTagOptions(
+        value_set=[types.CodeActionTag.LlmGenerated]
+    )
+
+
+@pytest.mark.parametrize("tags", [False, True], ids=["no-tag-support", "tag-support"])
+async def test_proposal_actions_are_tagged_llm_generated_when_supported(
+    tags, workspace
+):
+    with ModelServer() as model:
+        settings = {
+            "model": {"base_url": model.url, "name": "scripted", "protocol": "tools"},
+            "swarm": {"cooldown_ms": 0},
+        }
+        adjust = with_tag_support if tags else None
+        async with session(
+            "visual-studio-code", workspace, settings, adjust=adjust
+        ) as client:
+            buffer = Buffer(client, "pkg/service.py")
+            line, character = buffer.position("def helper")
+            position = {"line": line, "character": character}
+            card = await run(
+                client, "remora.node.at", {"uri": buffer.uri, "position": position}
+            )
+            model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+            model.reply_text("Done.")
+            await run(
+                client,
+                "remora.agent.chat",
+                {"node_id": card["id"], "message": "Docstring please"},
+            )
+            await eventually(
+                lambda: [e for e in client.events if e["type"] == "rewrite_proposed"]
+            )
+            start = {"line": line, "character": 0}
+            actions = plain(
+                await raw_request(
+                    client,
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": {"uri": buffer.uri},
+                        "range": {"start": start, "end": start},
+                        "context": {"diagnostics": []},
+                    },
+                )
+            )
+            assert len(actions) == 3
+            for action in actions:
+                assert action.get("tags") == ([1] if tags else None)
