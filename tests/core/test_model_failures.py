@@ -332,3 +332,36 @@ async def test_model_that_keeps_calling_an_unknown_tool(shop):
     assert "gave answers that could not be used: Tool 'nope' exceeded" in error
     assert "model.protocol: fenced" in error and "pydantic.dev" not in error
     assert {r.ok for r in of_type(events, "tool_result")} == {False}
+
+
+async def test_a_deterministic_server_is_not_asked_the_same_thing_twice():
+    """The embedded model at temperature 0 answers a request that made it fail
+    (HTTP 500) the same way every time: no retries for it, unlike a server.
+    """
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import ModelHTTPError
+    from pydantic_ai.models.function import FunctionModel
+    from remora_core.agents.resilient import ObservedModel
+
+    calls: list[int] = []
+
+    def failing(messages, info):
+        calls.append(1)
+        raise ModelHTTPError(500, "local", body="does not match the peg-native format")
+
+    attempts: list[int] = []
+    for retry_http, expected in ((True, 3), (False, 1)):
+        calls.clear()
+        attempts.clear()
+        model = ObservedModel(
+            FunctionModel(failing),
+            on_request=lambda attempt, reason: attempts.append(attempt),
+            on_response=lambda usage, finish: None,
+            retries=2,
+            backoff_s=0.0,
+            retry_http_errors=retry_http,
+        )
+        with pytest.raises(ModelHTTPError):
+            await Agent(model).run("hi")
+        assert len(calls) == expected
+        assert attempts == list(range(1, expected + 1))

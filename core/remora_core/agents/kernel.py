@@ -171,6 +171,7 @@ class AgentKernel:
             on_response=on_response,
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
+            retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
         )
         return {
             "model": model,
@@ -427,7 +428,8 @@ def describe_model_error(
     # Only what ``resilient.py`` retries was tried more than once.
     tried = (
         f" (tried {settings.retries + 1} times)"
-        if settings.retries and retryable(error)
+        if settings.retries
+        and retryable(error, http=not (endpoint.local and endpoint.temperature == 0))
         else ""
     )
     where = endpoint.describe()

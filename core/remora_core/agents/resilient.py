@@ -38,10 +38,10 @@ OnResponse = Callable[["RequestUsage", str], None]
 """(usage, finish reason)."""
 
 
-def retryable(error: BaseException) -> bool:
-    """Whether repeating the request may help."""
+def retryable(error: BaseException, *, http: bool = True) -> bool:
+    """Whether repeating the request may help (``http``: also HTTP 5xx/429)."""
     if isinstance(error, ModelHTTPError):
-        return error.status_code >= 500 or error.status_code == 429
+        return http and (error.status_code >= 500 or error.status_code == 429)
     return isinstance(error, ModelConnectionError)
 
 
@@ -65,8 +65,12 @@ class ObservedModel(WrapperModel):
         on_response: OnResponse,
         retries: int,
         backoff_s: float,
+        retry_http_errors: bool = True,
     ) -> None:
         super().__init__(wrapped)
+        self.retry_http_errors = retry_http_errors
+        """False for a deterministic server (the embedded model at temperature
+        0 answers the same request with the same HTTP 500 every time)."""
         self.on_request = on_request
         self.on_response = on_response
         self.retries = retries
@@ -94,7 +98,9 @@ class ObservedModel(WrapperModel):
                     messages, model_settings, model_request_parameters
                 )
             except Exception as error:
-                if attempt > self.retries or not retryable(error):
+                if attempt > self.retries or not retryable(
+                    error, http=self.retry_http_errors
+                ):
                     raise
                 reason = await self._wait_before_retry(attempt, error)
                 continue
@@ -120,7 +126,9 @@ class ObservedModel(WrapperModel):
             try:
                 stream = await opened.__aenter__()
             except Exception as error:
-                if attempt > self.retries or not retryable(error):
+                if attempt > self.retries or not retryable(
+                    error, http=self.retry_http_errors
+                ):
                     raise
                 reason = await self._wait_before_retry(attempt, error)
                 continue
