@@ -1,0 +1,234 @@
+--- Text for people: node cards, proposals and events as buffer lines.
+--- Pure functions (no editor state), shared by the panel and the scratch views.
+local M = {}
+
+local MAX_WIDTH = 160
+
+--- One line: newlines folded, long text cut.
+--- @param text any
+--- @param width? integer
+--- @return string
+function M.one_line(text, width)
+  if text == nil or text == vim.NIL then
+    return ''
+  end
+  local line = tostring(text):gsub('%s*\n%s*', ' ⏎ ')
+  width = width or MAX_WIDTH
+  if vim.fn.strchars(line) > width then
+    line = vim.fn.strcharpart(line, 0, width - 1) .. '…'
+  end
+  return line
+end
+
+--- "Name (rm_xxxxxxxx)" of a node reference.
+--- @param node table? a node reference (id, qualified_name, ...)
+--- @return string
+function M.ref(node)
+  if not node or node == vim.NIL then
+    return '—'
+  end
+  return string.format('%s (%s)', node.qualified_name or node.name or '?', node.id or '?')
+end
+
+--- Qualified names of a list of node references, at most `max`.
+--- @param nodes table[]?
+--- @param max? integer
+--- @return string
+function M.refs(nodes, max)
+  if not nodes or nodes == vim.NIL or #nodes == 0 then
+    return '—'
+  end
+  max = max or 6
+  local names = {}
+  for i, node in ipairs(nodes) do
+    if i > max then
+      table.insert(names, string.format('… (+%d)', #nodes - max))
+      break
+    end
+    table.insert(names, node.qualified_name or node.name or node.id)
+  end
+  return table.concat(names, ', ')
+end
+
+local function field(e, key)
+  local value = e[key]
+  if value == nil or value == vim.NIL then
+    return ''
+  end
+  return tostring(value)
+end
+
+--- What to show after an event's type.
+local DETAILS = {
+  human_chat = function(e)
+    return field(e, 'message')
+  end,
+  agent_message = function(e)
+    return field(e, 'from_agent') .. ': ' .. field(e, 'message')
+  end,
+  agent_completed = function(e)
+    return field(e, 'result')
+  end,
+  agent_failed = function(e)
+    return field(e, 'error')
+  end,
+  agent_cancelled = function(e)
+    return field(e, 'reason')
+  end,
+  agent_blocked = function(e)
+    return field(e, 'question')
+  end,
+  agent_resumed = function(e)
+    return field(e, 'outcome') .. ': ' .. field(e, 'answer')
+  end,
+  model_request = function(e)
+    local attempt = tonumber(e.attempt) or 1
+    return field(e, 'model') .. (attempt > 1 and (' (attempt ' .. attempt .. ')') or '')
+  end,
+  model_response = function(e)
+    local usage = type(e.usage) == 'table' and e.usage or {}
+    return string.format('%s in, %s out', usage.input_tokens or '?', usage.output_tokens or '?')
+  end,
+  tool_called = function(e)
+    return field(e, 'tool')
+  end,
+  tool_result = function(e)
+    return field(e, 'tool') .. (e.ok and ' ok ' or ' failed ') .. field(e, 'summary')
+  end,
+  rewrite_proposed = function(e)
+    return field(e, 'proposal_id')
+  end,
+  rewrite_applied = function(e)
+    return field(e, 'proposal_id')
+  end,
+  rewrite_rejected = function(e)
+    return field(e, 'proposal_id') .. ' ' .. field(e, 'feedback')
+  end,
+  rewrite_stale = function(e)
+    return field(e, 'proposal_id') .. ' ' .. field(e, 'reason')
+  end,
+  rewrite_not_applied = function(e)
+    return field(e, 'proposal_id') .. ' ' .. field(e, 'reason')
+  end,
+  content_changed = function(e)
+    return field(e, 'change') .. ' ' .. field(e, 'path')
+  end,
+  trigger_refused = function(e)
+    return field(e, 'rule') .. ': ' .. field(e, 'reason')
+  end,
+}
+
+--- One line for an event: "HH:MM:SS type detail".
+--- @param e table the event's JSON
+--- @param width? integer
+--- @return string
+function M.event(e)
+  local time = tonumber(e.timestamp) and os.date('%H:%M:%S', math.floor(e.timestamp)) or '--:--:--'
+  local detail = DETAILS[e.type] and DETAILS[e.type](e) or ''
+  return M.one_line(string.format('%s %-18s %s', time, e.type or '?', detail))
+end
+
+--- The newest pending proposal of a card (or nil).
+--- @param card table?
+--- @return table?
+function M.pending(card)
+  local newest
+  for _, proposal in ipairs(card and card.proposals or {}) do
+    if proposal.status == 'pending' and (not newest or (proposal.created_at or 0) >= (newest.created_at or 0)) then
+      newest = proposal
+    end
+  end
+  return newest
+end
+
+--- Lines and highlights of a proposal: id, reasoning, unified diff.
+--- @param proposal table
+--- @param lines string[] appended to
+--- @param highlights table[] {row, group} appended to
+function M.proposal(proposal, lines, highlights)
+  table.insert(lines, string.format('Pending proposal %s', proposal.id))
+  table.insert(highlights, { #lines - 1, 'Title' })
+  local reasoning = proposal.reasoning
+  if type(reasoning) == 'string' and reasoning ~= '' then
+    table.insert(lines, '  ' .. M.one_line(reasoning))
+    table.insert(highlights, { #lines - 1, 'Comment' })
+  end
+  for _, line in ipairs(vim.split(proposal.diff or '', '\n', { plain = true, trimempty = true })) do
+    table.insert(lines, line)
+    local first = line:sub(1, 1)
+    if line:sub(1, 3) == '+++' or line:sub(1, 3) == '---' then
+      table.insert(highlights, { #lines - 1, 'Comment' })
+    elseif first == '+' then
+      table.insert(highlights, { #lines - 1, 'Added' })
+    elseif first == '-' then
+      table.insert(highlights, { #lines - 1, 'Removed' })
+    elseif first == '@' then
+      table.insert(highlights, { #lines - 1, 'Special' })
+    end
+  end
+end
+
+--- Lines and highlights of a node card for the side panel.
+--- @param card table a node card (remora.node.get / remora.node.at)
+--- @param opts { events: integer, keys: remora.PanelKeys }
+--- @return string[] lines
+--- @return table[] highlights {row, group}
+function M.card(card, opts)
+  local lines, highlights = {}, {}
+  local function add(line, group)
+    table.insert(lines, line)
+    if group then
+      table.insert(highlights, { #lines - 1, group })
+    end
+  end
+  local keys = opts.keys
+  add(card.qualified_name or card.name or card.id, 'Title')
+  add(string.format('  id       %s', card.id))
+  add(string.format('  kind     %s', card.kind or '?'))
+  add(string.format('  status   %s', card.agent_status or '?'))
+  local where = card.file_path or ''
+  if tonumber(card.start_line) then
+    where = string.format('%s:%d-%d', where, card.start_line + 1, (tonumber(card.end_line) or card.start_line) + 1)
+  end
+  add(string.format('  file     %s', where))
+  add(string.format('  parent   %s', M.ref(card.parent)))
+  add(string.format('  callers  %s', M.refs(card.callers)))
+  add(string.format('  callees  %s', M.refs(card.callees)))
+  add('')
+  local proposal = M.pending(card)
+  if proposal then
+    M.proposal(proposal, lines, highlights)
+    add(
+      string.format('  [%s] accept  [%s] reject  [%s] diff', keys.accept, keys.reject, keys.diff),
+      'Comment'
+    )
+  else
+    add('No pending proposal', 'Comment')
+  end
+  add('')
+  add('Latest events', 'Title')
+  local events = card.recent_events or {}
+  if #events == 0 then
+    add('  none yet', 'Comment')
+  end
+  for i, e in ipairs(events) do
+    if i > opts.events then
+      break
+    end
+    add('  ' .. M.event(e))
+  end
+  add('')
+  add(
+    string.format(
+      '[%s] ask  [%s] cancel  [%s] refresh  [%s] close',
+      keys.ask,
+      keys.cancel,
+      keys.refresh,
+      keys.close
+    ),
+    'Comment'
+  )
+  return lines, highlights
+end
+
+return M

