@@ -29,16 +29,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.events.models import HumanChat
-from remora_core.identity import is_node_id
-from remora_core.model import NodeStatus
 
-from remora_lsp.features.commands import single_object
+from remora_lsp.features.commands import find_node, single_object
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
     from remora_core.agents.questions import Question
     from remora_core.events.store import StoredEvent
-    from remora_core.model import CodeNode
     from remora_core.project import Project
 
     from remora_lsp.server import RemoraLanguageServer
@@ -58,25 +55,6 @@ END_EVENTS = {
 }
 
 
-def find_node(ls: RemoraLanguageServer, node_id: Any) -> tuple[Project, CodeNode]:
-    """The project and active node of ``node_id``; InvalidParams otherwise."""
-    if not is_node_id(node_id):
-        raise JsonRpcInvalidParams(
-            f"node_id must look like rm_ followed by 8 letters or digits, got "
-            f"{node_id!r}"
-        )
-    for project in ls.projects:
-        node = project.graph.get(node_id)
-        if node is not None:
-            if node.status is not NodeStatus.ACTIVE:
-                raise JsonRpcInvalidParams(
-                    f"node {node_id} ({node.qualified_name}) no longer exists in "
-                    "the code"
-                )
-            return project, node
-    raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
-
-
 def _text(arguments: dict[str, Any], key: str, command: str, *, required: bool) -> str:
     value = arguments.get(key)
     if value is None and not required:
@@ -92,7 +70,7 @@ async def start_run(
     """Send a person's request to a node's agent; the run id it will have."""
     for project in ls.projects:
         await project.loaded.wait()
-    project, node = find_node(ls, node_id)
+    project, node = find_node(ls, node_id, active=True)
     request = HumanChat(to_agent=node.id, message=message)
     run_id = project.swarm.runner.reserve(request.id)
     await project.swarm.emit(request)
@@ -232,7 +210,7 @@ def register(server: RemoraLanguageServer) -> None:
     @server.command("remora.agent.forget")
     async def agent_forget(ls, *args: Any) -> dict[str, bool]:
         arguments = single_object(args, "remora.agent.forget")
-        project, node = find_node(ls, arguments.get("node_id"))
+        project, node = find_node(ls, arguments.get("node_id"), active=True)
         if project.agents is None:
             return {"ok": False}
         await project.agents.forget(node.id)

@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.identity import is_node_id
+from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
+    from remora_core.model import CodeNode
+    from remora_core.project import Project
+
     from remora_lsp.server import RemoraLanguageServer
 
 RECENT_EVENTS = 10
@@ -32,7 +36,12 @@ def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     return args[0]
 
 
-async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
+def find_node(
+    ls: RemoraLanguageServer, node_id: Any, *, active: bool = False
+) -> tuple[Project, CodeNode]:
+    """The project and node of ``node_id`` (``active``: not orphaned);
+    InvalidParams with a readable message otherwise.
+    """
     if not is_node_id(node_id):
         raise JsonRpcInvalidParams(
             "node_id must look like rm_ followed by 8 letters or digits, "
@@ -40,13 +49,23 @@ async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
         )
     for project in ls.projects:
         node = project.graph.get(node_id)
-        if node is not None:
-            card = project.card(node)
-            card["uri"] = ls.projects.uri(project, node.file_path)
-            recent = await project.swarm.events.for_node(node_id, RECENT_EVENTS)
-            card["recent_events"] = [stored.to_json() for stored in recent]
-            return card
+        if node is None:
+            continue
+        if active and node.status is not NodeStatus.ACTIVE:
+            raise JsonRpcInvalidParams(
+                f"node {node_id} ({node.qualified_name}) no longer exists in the code"
+            )
+        return project, node
     raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
+
+
+async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
+    project, node = find_node(ls, node_id)
+    card = project.card(node)
+    card["uri"] = ls.projects.uri(project, node.file_path)
+    recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
+    card["recent_events"] = [stored.to_json() for stored in recent]
+    return card
 
 
 def register(server: RemoraLanguageServer) -> None:

@@ -17,9 +17,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.identity import is_node_id
 
-from remora_lsp.features.commands import single_object
+from remora_lsp.features.commands import find_node, single_object
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
@@ -92,11 +91,6 @@ def register(server: RemoraLanguageServer) -> None:
     async def node_events(ls, *args: Any) -> list[dict[str, Any]]:
         arguments = single_object(args, "remora.node.events")
         node_id, limit = arguments.get("node_id"), arguments.get("limit", 50)
-        if not is_node_id(node_id):
-            raise JsonRpcInvalidParams(
-                f"node_id must look like rm_ followed by 8 letters or digits, "
-                f"got {node_id!r}"
-            )
         if (
             not isinstance(limit, int)
             or isinstance(limit, bool)
@@ -107,7 +101,6 @@ def register(server: RemoraLanguageServer) -> None:
             )
         for project in ls.projects:
             await project.loaded.wait()
-            if project.graph.get(node_id) is not None:
-                found = await project.swarm.events.for_node(node_id, limit)
-                return [stored.to_json() for stored in found]
-        raise JsonRpcInvalidParams(f"no node with id {node_id} in any open project")
+        project, node = find_node(ls, node_id)
+        found = await project.swarm.events.for_node(node.id, limit)
+        return [stored.to_json() for stored in found]
