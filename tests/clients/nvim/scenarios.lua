@@ -21,23 +21,22 @@ local function stub_input(t, answer)
   end
 end
 
+--- Wait until the lens on `row` is settled (one resolved lens; Neovim shows
+--- "Unresolved lens ..." next to it for a moment) and contains `needle`.
+local function lens(t, row, needle, buf)
+  return t.wait('the lens on line ' .. row .. ' to show ' .. needle, function()
+    local text = t.virtual_text(row, buf)
+    return text:match('^remora · %S+ · %d+ pending proposals?$')
+      and text:find(needle, 1, true)
+      and text
+  end, RUN_MS)
+end
+
 --- The client attaches, the commands exist, the lenses show each agent's status.
 function S.attach(t)
   local buf = t.open('pkg/service.py')
-  local row = t.cursor_to('def helper')
-  local lens = t.wait('the lens of helper', function()
-    local text = t.virtual_text(row, buf)
-    return text:find('remora ·', 1, true) and text
-  end, RUN_MS)
-  t.observe('lens_helper', lens)
-  local order = t.cursor_to('def order')
-  t.observe(
-    'lens_order',
-    t.wait('the lens of order', function()
-      local text = t.virtual_text(order, buf)
-      return text:find('remora ·', 1, true) and text
-    end, RUN_MS)
-  )
+  t.observe('lens_helper', lens(t, t.cursor_to('def helper'), 'remora ·', buf))
+  t.observe('lens_order', lens(t, t.cursor_to('def order'), 'remora ·', buf))
   local client = vim.lsp.get_clients({ name = 'remora', bufnr = buf })[1]
   t.observe('root_dir', client.root_dir)
   t.observe('commands', vim.tbl_keys(api.nvim_get_commands({})))
@@ -61,9 +60,7 @@ function S.ask_accept(t)
     return t.panel_title() == 'Service.helper'
   end, RUN_MS)
   t.observe('panel_before', t.panel())
-  t.wait('the lens of helper', function()
-    return t.virtual_text(row, buf):find('0 pending', 1, true)
-  end, RUN_MS)
+  lens(t, row, '0 pending', buf)
 
   vim.cmd('RemoraAsk Docstring please')
   t.wait('the proposal in the panel', function()
@@ -76,13 +73,7 @@ function S.ask_accept(t)
     return t.panel_has('agent_completed')
   end, RUN_MS)
   t.observe('panel_with_proposal', t.panel())
-  t.observe(
-    'lens_with_proposal',
-    t.wait('the lens to count the proposal', function()
-      local text = t.virtual_text(row, buf)
-      return text:find('1 pending proposal', 1, true) and text
-    end, RUN_MS)
-  )
+  t.observe('lens_with_proposal', lens(t, row, '1 pending proposal', buf))
 
   vim.cmd('RemoraDiff')
   local diff = t.wait('the diff window', function()
@@ -212,10 +203,7 @@ function S.ask_user(t)
     return #t.events('agent_blocked') >= 2
   end, RUN_MS)
   t.sleep(300) -- the dismissed prompt's empty answer reaches the server
-  t.observe('blocked_lens', t.wait('the lens to show blocked', function()
-    local text = t.virtual_text(t.cursor_to('def helper'))
-    return text:find('blocked', 1, true) and text
-  end, RUN_MS))
+  t.observe('blocked_lens', lens(t, t.cursor_to('def helper'), 'blocked'))
   vim.cmd('RemoraAsk navy')
   t.wait('the run to complete', function()
     return #t.events('agent_completed') > 0

@@ -67,7 +67,8 @@ function M.setup(opts)
   local config = require('remora.config')
   local valid, problem = pcall(config.set, opts)
   if not valid then
-    vim.notify('Remora: invalid option, using the defaults: ' .. tostring(problem), vim.log.levels.ERROR)
+    local reason = tostring(problem):gsub('^.-:%d+: ', '')
+    vim.notify('Remora: invalid option, using the defaults: ' .. reason, vim.log.levels.ERROR)
     -- Keep the server's configuration: without it nothing works at all.
     config.set({ lsp = type(opts) == 'table' and type(opts.lsp) == 'table' and opts.lsp or nil })
   end
