@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from remora_core.agents.context import text_hash
 from remora_core.events.models import (
     RewriteApplied,
     RewriteNotApplied,
@@ -71,10 +71,6 @@ class PlannedEdit:
     """The whole text the edit applies to."""
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class Review:
     """Proposal decisions of one project."""
 
@@ -112,7 +108,7 @@ class Review:
         if proposal.kind == "rewrite":
             start, end = self._rewrite_span(proposal, text)
         else:
-            if _digest(text) != proposal.base_hash:
+            if text_hash(text) != proposal.base_hash:
                 raise NotApplicable(
                     f"{proposal.file_path} changed since the proposal was made",
                     stale=True,
@@ -120,7 +116,7 @@ class Review:
             start = end = proposal.start_byte
         new = proposal.new_source.encode("utf-8")
         if remember:
-            self.expected[proposal.id] = _digest(text[:start] + new + text[end:])
+            self.expected[proposal.id] = text_hash(text[:start] + new + text[end:])
         return PlannedEdit(
             proposal_id=proposal.id,
             path=proposal.file_path,
@@ -138,7 +134,7 @@ class Review:
                 f"the node of proposal {proposal.id} no longer exists", stale=True
             )
         current = text[node.span.start_byte : node.span.end_byte]
-        if _digest(current) != proposal.base_hash:
+        if text_hash(current) != proposal.base_hash:
             raise NotApplicable(
                 f"{node.qualified_name} changed since the proposal was made",
                 stale=True,
@@ -151,7 +147,7 @@ class Review:
         if expected is None:
             return False
         text = self.services.read_text(proposal.file_path)
-        return text is not None and _digest(text) == expected
+        return text is not None and text_hash(text) == expected
 
     # ---- decisions -------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ A ``.pym`` file is one agent tool written in the Python subset monty runs::
     async def read_node(node_id: str) -> str: ...
 
     source = await read_node(node_id)
-    print("read", len(source))                  # captured into PymResult.printed
     {"lines": len(source.splitlines())}         # the last expression is the result
+
+What the script prints is captured into ``PymResult.printed``, never written out.
 
 - Name: the file stem; description: the module docstring.
 - ``name: T = Input(default=..., description=...)`` declares a parameter (``T`` one
