@@ -28,9 +28,8 @@ from remora_core.definition_edits import prepare_new_node, prepare_rewrite
 from remora_core.source_checks import ProposalError
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Iterable
-
-    import aiosqlite
 
     from remora_core.store.database import Database
 
@@ -120,15 +119,14 @@ class ProposalStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> builtins.list[Proposal]:
+        def work(db: sqlite3.Connection) -> builtins.list[Proposal]:
             rows: builtins.list[Any] = []
             for query in (
                 f"SELECT {_COLUMNS} FROM proposals WHERE status = 'pending'",
                 f"SELECT {_COLUMNS} FROM proposals WHERE status != 'pending' "
                 f"ORDER BY created_at DESC LIMIT {RECENT}",
             ):
-                async with db.execute(query) as cursor:
-                    rows.extend(await cursor.fetchall())
+                rows.extend(db.execute(query).fetchall())
             return [Proposal.from_row(tuple(row)) for row in rows]
 
         for proposal in await self.database.read(work, "loading proposals") or []:
@@ -170,9 +168,9 @@ class ProposalStore:
                 write(SUPERSEDE_SQL, replaced)
         elif self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> None:
-                await db.executemany(INSERT_SQL, rows)
-                await db.executemany(SUPERSEDE_SQL, replaced)
+            def work(db: sqlite3.Connection) -> None:
+                db.executemany(INSERT_SQL, rows)
+                db.executemany(SUPERSEDE_SQL, replaced)
 
             await self.database.transaction(work, "saving a proposal")
         return ids
@@ -215,8 +213,8 @@ class ProposalStore:
         self._remember(decided)
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> None:
-                await db.execute(
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
                     "UPDATE proposals SET status = ?, feedback = ?, decided_at = ? "
                     "WHERE id = ?",
                     (status, feedback, decided.decided_at, proposal_id),
@@ -243,11 +241,11 @@ class ProposalStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
                 "UPDATE proposals SET file_path = ? WHERE file_path = ?", (new, old)
             )
-            await db.execute(
+            db.execute(
                 "UPDATE proposals SET file_path = ? || substr(file_path, ?) "
                 "WHERE substr(file_path, 1, ?) = ?",
                 (new.rstrip("/") + "/", len(prefix) + 1, len(prefix), prefix),

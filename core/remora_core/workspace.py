@@ -24,10 +24,9 @@ from remora_core.agents.paths import PathRefused, is_secret, resolve_path
 from remora_core.diffs import file_diff, split_lines
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable
     from pathlib import Path
-
-    import aiosqlite
 
     from remora_core.store.database import Database
 
@@ -74,8 +73,8 @@ class KeyValueStore:
         (await self._values(agent_id))[key] = encoded
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> None:
-                await db.execute(
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
                     "INSERT OR REPLACE INTO kv (agent_id, key, value) VALUES (?, ?, ?)",
                     (agent_id, key, encoded),
                 )
@@ -91,8 +90,8 @@ class KeyValueStore:
         self._cache[agent_id] = {}
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> None:
-                await db.execute("DELETE FROM kv WHERE agent_id = ?", (agent_id,))
+            def work(db: sqlite3.Connection) -> None:
+                db.execute("DELETE FROM kv WHERE agent_id = ?", (agent_id,))
 
             await self.database.transaction(work, "clearing an agent's memory")
 
@@ -103,11 +102,11 @@ class KeyValueStore:
         loaded: dict[str, str] = {}
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> dict[str, str]:
-                async with db.execute(
+            def work(db: sqlite3.Connection) -> dict[str, str]:
+                rows = db.execute(
                     "SELECT key, value FROM kv WHERE agent_id = ?", (agent_id,)
-                ) as cursor:
-                    return {key: value for key, value in await cursor.fetchall()}
+                ).fetchall()
+                return {key: value for key, value in rows}
 
             loaded = await self.database.read(work, "reading an agent's memory") or {}
         # Another call may have filled the cache while this one read: keep its.
@@ -213,8 +212,8 @@ class Overlay:
         self._cache[agent_id] = {}
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> None:
-                await db.execute("DELETE FROM overlay WHERE agent_id = ?", (agent_id,))
+            def work(db: sqlite3.Connection) -> None:
+                db.execute("DELETE FROM overlay WHERE agent_id = ?", (agent_id,))
 
             await self.database.transaction(work, "clearing an agent's workspace")
 
@@ -225,12 +224,11 @@ class Overlay:
         loaded: dict[str, bytes | None] = {}
         if self.database is not None:
 
-            async def work(db: aiosqlite.Connection) -> dict[str, bytes | None]:
-                async with db.execute(
+            def work(db: sqlite3.Connection) -> dict[str, bytes | None]:
+                rows = db.execute(
                     "SELECT path, content, deleted FROM overlay WHERE agent_id = ?",
                     (agent_id,),
-                ) as cursor:
-                    rows = await cursor.fetchall()
+                ).fetchall()
                 return {
                     path: None if deleted else bytes(c) for path, c, deleted in rows
                 }
@@ -246,9 +244,9 @@ class Overlay:
         base = self.read_base(path)
         base_hash = hashlib.sha256(base).hexdigest() if base is not None else None
 
-        async def work(db: aiosqlite.Connection) -> None:
+        def work(db: sqlite3.Connection) -> None:
             # base_hash records the file the first change was made from.
-            await db.execute(
+            db.execute(
                 "INSERT INTO overlay (agent_id, path, content, deleted, base_hash) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, path) DO UPDATE SET "
                 "content = excluded.content, deleted = excluded.deleted",
@@ -261,8 +259,8 @@ class Overlay:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
                 "DELETE FROM overlay WHERE agent_id = ? AND path = ?", (agent_id, path)
             )
 

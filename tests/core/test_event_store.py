@@ -7,6 +7,7 @@ without a usable database).
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from remora_core.events.models import (
@@ -160,35 +161,76 @@ async def test_append_many_keeps_order(store):
     assert [s.seq for s in stored] == list(range(stored[0].seq, stored[0].seq + 10))
 
 
-async def test_a_write_cancelled_mid_transaction_leaves_the_store_usable(tmp_path):
+async def test_a_cancelled_write_leaves_the_store_usable(tmp_path):
     database = await Database.open(tmp_path)
     store = EventStore(database)
     await store.open()
+    release = threading.Event()
     try:
 
-        async def insert(db):
-            await db.execute(
+        def insert(db):
+            db.execute(
                 "INSERT INTO runs (id, node_id, status, started_at) "
                 "VALUES ('run_cancelled', 'rm_a', 'running', 0)"
             )
 
-        # Cancelled while BEGIN is in aiosqlite's thread: nothing is written ...
+        # The database thread is busy; a write cancelled while it waits for its
+        # turn is never made ...
+        busy = asyncio.ensure_future(database.read(lambda db: release.wait(5), "t"))
         write = asyncio.ensure_future(database.transaction(insert, "test"))
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
         write.cancel()
         with pytest.raises(asyncio.CancelledError):
             await write
+        release.set()
+        await busy
         # ... and later writes still reach the disk.
         stored = await store.append(chat(1))
         assert database.available, database.problem
         assert [s.seq for s in await store.since(0)] == [stored.seq]
 
-        async def count(db):
-            async with db.execute("SELECT COUNT(*) FROM runs") as cursor:
-                return (await cursor.fetchone())[0]
+        def count(db):
+            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
         assert await database.read(count, "test") == 0
     finally:
+        release.set()
+        await database.close()
+
+
+async def test_a_write_cancelled_once_under_way_lands_whole(tmp_path):
+    database = await Database.open(tmp_path)
+    started, release = threading.Event(), threading.Event()
+    try:
+
+        def insert(db):
+            db.execute(
+                "INSERT INTO runs (id, node_id, status, started_at) "
+                "VALUES ('run_a', 'rm_a', 'running', 0)"
+            )
+            started.set()
+            release.wait(5)
+            db.execute(
+                "INSERT INTO runs (id, node_id, status, started_at) "
+                "VALUES ('run_b', 'rm_a', 'running', 0)"
+            )
+
+        write = asyncio.ensure_future(database.transaction(insert, "test"))
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        write.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+
+        def ids(db):
+            return [r[0] for r in db.execute("SELECT id FROM runs ORDER BY id")]
+
+        assert await database.read(ids, "test") == ["run_a", "run_b"]
+        assert await database.transaction(lambda db: None, "test") is None
+        assert database.available, database.problem
+    finally:
+        release.set()
         await database.close()
 
 

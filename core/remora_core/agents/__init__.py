@@ -8,6 +8,7 @@
 | ``tools.py`` | the core tools, validating their arguments |
 | ``fenced.py`` | the ``fenced`` turn protocol for small models |
 | ``providers.py`` | which model a turn talks to, built from settings |
+| ``chat_model.py`` | the chat-completions model, preparing tool schemas once |
 | ``resilient.py`` | the model wrapper: events per request, retries with backoff |
 | ``kernel.py`` | one agent turn: prompt + triggers + history → tool loop → events |
 | ``local.py``, ``local_server.py`` | the embedded llama.cpp model (extra ``local``) |

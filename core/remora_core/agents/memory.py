@@ -26,9 +26,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Sequence
 
-    import aiosqlite
     from pydantic_ai.messages import ModelMessage
 
     from remora_core.store.database import Database
@@ -51,6 +51,9 @@ class ChatMemory:
         """How many messages a history keeps (requests and responses each count)."""
         self._cache: dict[str, bytes] = {}
         """Agent id → its history as JSON, for agents loaded or saved so far."""
+        self._stored: set[str] | None = None
+        """Agents with a non-empty history in the store, read once: most agents
+        never talked, and their first turn then costs no query."""
         self._writes: set[asyncio.Task[None]] = set()
         """Saves being written: a turn does not wait for its history's commit
         (the cache answers the next load); :meth:`close` waits for them."""
@@ -59,7 +62,9 @@ class ChatMemory:
         """The agent's history, oldest first ([] if none or unreadable)."""
         stored = self._cache.get(agent_id)
         if stored is None:
-            stored = await self._read(agent_id)
+            if self._stored is None:
+                self._stored = await self._read_agents()
+            stored = await self._read(agent_id) if agent_id in self._stored else b"[]"
             self._cache.setdefault(agent_id, stored)
         if stored == b"[]":
             return []
@@ -102,8 +107,8 @@ class ChatMemory:
             return
         database = self.database
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(SAVE_SQL, (agent_id, text, time.time()))
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(SAVE_SQL, (agent_id, text, time.time()))
 
         # Writes queue on the database's lock in order, so the last save wins.
         task = asyncio.ensure_future(
@@ -129,23 +134,35 @@ class ChatMemory:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
                 "UPDATE agent_state SET chat_history = '[]' WHERE agent_id = ?",
                 (agent_id,),
             )
 
         await self.database.transaction(work, "clearing an agent's chat history")
 
+    async def _read_agents(self) -> set[str]:
+        if self.database is None:
+            return set()
+
+        def work(db: sqlite3.Connection) -> set[str]:
+            rows = db.execute(
+                "SELECT agent_id FROM agent_state WHERE chat_history != '[]'"
+            )
+            return {row[0] for row in rows}
+
+        found = await self.database.read(work, "reading the agents' chat histories")
+        return set() if found is None else found
+
     async def _read(self, agent_id: str) -> bytes:
         if self.database is None:
             return b"[]"
 
-        async def work(db: aiosqlite.Connection) -> str | None:
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> str | None:
+            row = db.execute(
                 "SELECT chat_history FROM agent_state WHERE agent_id = ?", (agent_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
+            ).fetchone()
             return row[0] if row else None
 
         stored = await self.database.read(work, "reading an agent's chat history")

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-    from pydantic_ai.models.openai import OpenAIChatModel
 
     from remora_core.agents.bundles import Bundle
+    from remora_core.agents.chat_model import ChatModel
     from remora_core.agents.local import LocalModel
     from remora_core.config import ModelSettings
 
@@ -82,7 +82,7 @@ class ModelResolver:
         self.log_path = log_path
         self.local: LocalModel | None = None
         self._clients: dict[tuple[str, str], AsyncOpenAI] = {}
-        self._models: dict[tuple[str, str, str], OpenAIChatModel] = {}
+        self._models: dict[tuple[str, str, str], ChatModel] = {}
         self._lock = asyncio.Lock()
 
     async def endpoint(self, bundle: Bundle | None = None) -> Endpoint:
@@ -161,11 +161,12 @@ class ModelResolver:
             raise ModelNotConfigured(str(error)) from error
         return url, self.local.model_name
 
-    def model(self, endpoint: Endpoint) -> OpenAIChatModel:
+    def model(self, endpoint: Endpoint) -> ChatModel:
         """A pydantic-ai model for ``endpoint`` (HTTP clients are reused)."""
         from openai import AsyncOpenAI
-        from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
+
+        from remora_core.agents.chat_model import ChatModel
 
         model = self._models.get(
             (endpoint.base_url, endpoint.api_key, endpoint.model_name)
@@ -181,7 +182,7 @@ class ModelResolver:
                 max_retries=0,  # retried with backoff by resilient.py
                 timeout=self.settings.timeout_s,
             )
-        model = OpenAIChatModel(
+        model = ChatModel(
             endpoint.model_name, provider=OpenAIProvider(openai_client=client)
         )
         self._models[(*key, endpoint.model_name)] = model

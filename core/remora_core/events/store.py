@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 from remora_core.events.models import Event, parse_event
 
 if TYPE_CHECKING:
-    import aiosqlite
-
     from remora_core.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -60,8 +58,10 @@ Outcome = tuple["asyncio.Future[StoredEvent]", "StoredEvent | BaseException"]
 """What became of one queued event: committed, or the error that stopped it."""
 
 
-def event_row(seq: int, event: Event) -> tuple[Any, ...]:
-    """The ``events`` table row of ``event`` at ``seq``."""
+def event_row(seq: int, event: Event, payload: str | None = None) -> tuple[Any, ...]:
+    """The ``events`` table row of ``event`` at ``seq`` (``payload``: its JSON,
+    if already made).
+    """
     return (
         seq,
         event.id,
@@ -73,8 +73,62 @@ def event_row(seq: int, event: Event) -> tuple[Any, ...]:
         event.from_agent,
         event.to_agent,
         event.depth,
-        event.model_dump_json(),
+        event.model_dump_json() if payload is None else payload,
     )
+
+
+PIPELINE_DEPTH = 2
+"""Batches handed to the database thread at once: the next batch waits in its
+queue instead of for the previous commit to come back through the event loop."""
+
+_INSERT_NODES = "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)"
+
+
+def _insert_events(
+    db: sqlite3.Connection,
+    rows: list[tuple[Event, tuple[str, ...], tuple[Any, ...]]],
+    extras: dict[str, list[tuple[Any, ...]]],
+    floor: int,
+) -> list[StoredEvent | sqlite3.IntegrityError]:
+    """Insert one batch (in the database thread, inside its transaction).
+
+    Numbering continues after the log's end: another process, or a batch
+    ahead in the pipeline, may have written since ``floor``. An event the
+    table refuses (a duplicate id) does not sink the others: the batch is
+    written again one event at a time, each refusal reported in its place.
+    """
+    row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+    first = max(int(row[0]) if row else 0, floor) + 1
+
+    def insert(items: list[tuple[Event, tuple[str, ...], tuple[Any, ...]]], seq: int):
+        stored = [StoredEvent(seq + i, e, n) for i, (e, n, _) in enumerate(items)]
+        db.executemany(
+            _INSERT,
+            [(s.seq, *r[1:]) for s, (_, _, r) in zip(stored, items, strict=True)],
+        )
+        db.executemany(_INSERT_NODES, [(n, s.seq) for s in stored for n in s.nodes])
+        return stored
+
+    outcomes: list[StoredEvent | sqlite3.IntegrityError] = []
+    db.execute("SAVEPOINT batch")
+    try:
+        outcomes.extend(insert(rows, first))
+    except sqlite3.IntegrityError:
+        db.execute("ROLLBACK TO batch")
+        seq = first
+        for item in rows:
+            db.execute("SAVEPOINT one")
+            try:
+                outcomes.extend(insert([item], seq))
+                seq += 1
+            except sqlite3.IntegrityError as error:
+                db.execute("ROLLBACK TO one")
+                outcomes.append(error)
+            db.execute("RELEASE one")
+    db.execute("RELEASE batch")
+    for sql, extra in extras.items():
+        db.executemany(sql, extra)
+    return outcomes
 
 
 class EventStore:
@@ -87,7 +141,12 @@ class EventStore:
         self._pending: list[tuple[Event, asyncio.Future[StoredEvent]]] = []
         self._extras: dict[str, list[tuple[Any, ...]]] = {}
         """Statement → rows to write with the next events (one executemany each)."""
+        self._in_flight: deque[asyncio.Future[list[Outcome]]] = deque()
+        """Batches being written, oldest first (at most :data:`PIPELINE_DEPTH`)."""
+        self._starting = False
+        """A batch task is scheduled but has not taken its events yet."""
         self._writer: asyncio.Task[None] | None = None
+        """Delivers the batches of ``_in_flight`` in order."""
         self.on_commit: Callable[[list[StoredEvent]], None] | None = None
         """Called with every committed batch, in ``seq`` order, before the
         appenders hear back (the swarm matches and triggers here)."""
@@ -100,9 +159,8 @@ class EventStore:
     async def open(self) -> None:
         """Read where the log ends."""
 
-        async def work(db: aiosqlite.Connection) -> int:
-            async with db.execute("SELECT COALESCE(MAX(seq), 0) FROM events") as c:
-                row = await c.fetchone()
+        def work(db: sqlite3.Connection) -> int:
+            row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
             return int(row[0]) if row else 0
 
         if self.durable:
@@ -114,8 +172,7 @@ class EventStore:
         """
         future: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
         self._pending.append((event, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.ensure_future(self._write_batches())
+        self._submit()
         return future
 
     async def append(self, event: Event) -> StoredEvent:
@@ -135,47 +192,42 @@ class EventStore:
         """Persist several events (one transaction when nothing else is queued)."""
         return list(await asyncio.gather(*(self.append(e) for e in events)))
 
-    def _take(self) -> list[tuple[Event, asyncio.Future[StoredEvent]]]:
-        batch, self._pending = self._pending, []
-        return batch
+    # ---- writing -----------------------------------------------------------------
 
-    async def _write_batches(self) -> None:
-        """Commit what is queued, batch after batch. Each committed batch is
-        handed to ``on_commit`` while the next one is already being written,
-        so matching (Python) and writing (SQLite's thread) overlap.
+    def _submit(self) -> None:
+        """Start a batch if there is room in the pipeline and none is starting.
+
+        A batch takes what is pending when its task first runs, so events
+        enqueued together (in one pass of the event loop) share a commit.
         """
-        writing: asyncio.Future[list[Outcome]] | None = None
-        while True:
-            if writing is None:
-                if not self._pending:
-                    return
-                writing = asyncio.ensure_future(self._commit(self._take()))
-            outcomes = await writing
-            writing = (
-                asyncio.ensure_future(self._commit(self._take()))
-                if self._pending
-                else None
-            )
+        if (
+            self._pending
+            and not self._starting
+            and len(self._in_flight) < PIPELINE_DEPTH
+        ):
+            self._starting = True
+            self._in_flight.append(asyncio.ensure_future(self._commit()))
+        if self._in_flight and (self._writer is None or self._writer.done()):
+            self._writer = asyncio.ensure_future(self._deliver_in_order())
+
+    async def _deliver_in_order(self) -> None:
+        """Hand committed batches to ``on_commit`` and the appenders, in order."""
+        while self._in_flight:
+            outcomes = await asyncio.shield(self._in_flight[0])
+            self._in_flight.popleft()
+            self._submit()  # room for the next batch
             self._deliver(outcomes)
 
-    async def _commit(
-        self, batch: list[tuple[Event, asyncio.Future[StoredEvent]]]
-    ) -> list[Outcome]:
+    async def _commit(self) -> list[Outcome]:
+        self._starting = False
+        batch, self._pending = self._pending, []
+        self._submit()  # what arrives meanwhile can go right behind this batch
         try:
-            stored = await self._write([event for event, _ in batch])
-        except sqlite3.IntegrityError as error:
-            if len(batch) == 1:
-                return [(batch[0][1], error)]
-            # One bad event (say, a duplicate id) must not sink the others
-            # committed with it: write them one at a time.
-            outcomes: list[Outcome] = []
-            for item in batch:
-                outcomes += await self._commit([item])
-            return outcomes
+            results = await self._write([event for event, _ in batch])
         except Exception as error:
             return [(future, error) for _, future in batch]
         return [
-            (future, result) for (_, future), result in zip(batch, stored, strict=True)
+            (future, result) for (_, future), result in zip(batch, results, strict=True)
         ]
 
     def _deliver(self, outcomes: list[Outcome]) -> None:
@@ -196,64 +248,51 @@ class EventStore:
     @property
     def pending(self) -> bool:
         """Whether events are queued or being written."""
-        return bool(self._pending) or (
-            self._writer is not None and not self._writer.done()
-        )
+        return bool(self._pending) or bool(self._in_flight)
 
     async def settled(self) -> None:
         """Wait until everything queued is committed and handled."""
         while self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
 
-    async def _write(self, events: list[Event]) -> list[StoredEvent]:
-        base = self.last_seq
+    async def _write(
+        self, events: list[Event]
+    ) -> list[StoredEvent | sqlite3.IntegrityError]:
+        """Write one batch; per event, its stored form or why it was refused."""
         nodes = [event.concerned_nodes() for event in events]
-        stored = [
-            StoredEvent(base + i + 1, e, n)
-            for i, (e, n) in enumerate(zip(events, nodes, strict=True))
+        if not self.durable:
+            base = self.last_seq
+            stored = [
+                StoredEvent(base + i + 1, e, n)
+                for i, (e, n) in enumerate(zip(events, nodes, strict=True))
+            ]
+            self.last_seq = stored[-1].seq
+            self._memory.extend(stored)
+            return list(stored)
+        assert self.database is not None
+        extras, self._extras = self._extras, {}
+        # Made here, not in the database thread: Python work there waits for
+        # the GIL while this thread is busy (up to sys.getswitchinterval()).
+        rows = [
+            (event, found, event_row(0, event, event.model_dump_json()))
+            for event, found in zip(events, nodes, strict=True)
         ]
-        if self.durable:
-            assert self.database is not None
-
-            extras, self._extras = self._extras, {}
-
-            async def work(db: aiosqlite.Connection) -> list[StoredEvent]:
-                # Another process may have written since: continue after it.
-                async with db.execute(
-                    "SELECT COALESCE(MAX(seq), 0) FROM events"
-                ) as cursor:
-                    row = await cursor.fetchone()
-                first = max(int(row[0]) if row else 0, base)
-                result = (
-                    stored
-                    if first == base
-                    else [
-                        StoredEvent(first + i + 1, e, n)
-                        for i, (e, n) in enumerate(zip(events, nodes, strict=True))
-                    ]
-                )
-                await db.executemany(
-                    _INSERT, [event_row(s.seq, s.event) for s in result]
-                )
-                await db.executemany(
-                    "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)",
-                    [(node, s.seq) for s in result for node in s.nodes],
-                )
-                for sql, rows in extras.items():
-                    await db.executemany(sql, rows)
-                return result
-
-            try:
-                written = await self.database.transaction(work, "saving events")
-            except BaseException:
-                for sql, rows in extras.items():  # rolled back: keep them pending
-                    self._extras.setdefault(sql, []).extend(rows)
-                raise
-            if written is not None:
-                stored = written
-        self.last_seq = stored[-1].seq
-        self._memory.extend(stored)
-        return stored
+        floor = self.last_seq
+        try:
+            written = await self.database.transaction(
+                lambda db: _insert_events(db, rows, extras, floor), "saving events"
+            )
+        except BaseException:
+            for sql, extra in extras.items():  # rolled back: keep them pending
+                self._extras.setdefault(sql, []).extend(extra)
+            raise
+        if written is None:  # the store just failed: keep counting in memory
+            return await self._write(events)
+        kept = [s for s in written if isinstance(s, StoredEvent)]
+        if kept:
+            self.last_seq = max(self.last_seq, kept[-1].seq)
+            self._memory.extend(kept)
+        return written
 
     # ---- queries -------------------------------------------------------------
 
@@ -264,13 +303,12 @@ class EventStore:
             return None
         order = "DESC" if newest_first else "ASC"
 
-        async def work(db: aiosqlite.Connection) -> list[StoredEvent]:
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> list[StoredEvent]:
+            rows = db.execute(
                 f"SELECT seq, payload FROM events WHERE {where} "
                 f"ORDER BY seq {order} LIMIT ?",
                 (*args, limit),
-            ) as cursor:
-                rows = await cursor.fetchall()
+            ).fetchall()
             return [StoredEvent(seq, parse_event(payload)) for seq, payload in rows]
 
         return await self.database.read(work, "reading events")  # type: ignore[union-attr]
@@ -324,8 +362,8 @@ class EventStore:
         if extras and self.durable:
             assert self.database is not None
 
-            async def work(db: aiosqlite.Connection) -> None:
+            def work(db: sqlite3.Connection) -> None:
                 for sql, rows in extras.items():
-                    await db.executemany(sql, rows)
+                    db.executemany(sql, rows)
 
             await self.database.transaction(work, "saving bookkeeping")

@@ -23,7 +23,7 @@ from remora_core.model import (
 )
 
 if TYPE_CHECKING:
-    import aiosqlite
+    import sqlite3
 
     from remora_core.store.database import Database
 
@@ -127,19 +127,26 @@ class NodeStore:
     async def load(self) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
         """Everything stored, for a warm start (empty lists if unavailable)."""
 
-        async def work(db: aiosqlite.Connection):
-            async with db.execute(
-                "SELECT path, file_id, content_hash, status, skipped_reason FROM files"
-            ) as cursor:
-                files = [FileRecord(*row) async for row in cursor]
-            async with db.execute(f"SELECT {_NODE_COLUMNS} FROM nodes") as cursor:
-                nodes = [_row_node(tuple(row)) for row in await cursor.fetchall()]
-            async with db.execute(
-                "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
-            ) as cursor:
-                edges = [
-                    Edge(f, t, _EDGE_KINDS[k]) for f, t, k in await cursor.fetchall()
-                ]
+        def work(
+            db: sqlite3.Connection,
+        ) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
+            files = [
+                FileRecord(*row)
+                for row in db.execute(
+                    "SELECT path, file_id, content_hash, status, skipped_reason "
+                    "FROM files"
+                )
+            ]
+            nodes = [
+                _row_node(tuple(row))
+                for row in db.execute(f"SELECT {_NODE_COLUMNS} FROM nodes").fetchall()
+            ]
+            edges = [
+                Edge(f, t, _EDGE_KINDS[k])
+                for f, t, k in db.execute(
+                    "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
+                ).fetchall()
+            ]
             return files, nodes, edges
 
         loaded = await self.database.read(work, "loading the project")
@@ -151,10 +158,10 @@ class NodeStore:
         if not batch:
             return True
 
-        async def work(db: aiosqlite.Connection) -> bool:
+        def work(db: sqlite3.Connection) -> bool:
             now = time.time()
             paths = [(s.record.path,) for s in batch]
-            await db.executemany(
+            db.executemany(
                 "INSERT OR REPLACE INTO files "
                 "(path, file_id, content_hash, status, skipped_reason, indexed_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -170,11 +177,11 @@ class NodeStore:
                     for s in batch
                 ],
             )
-            await db.executemany(
+            db.executemany(
                 _NODE_INSERT, [_node_row(n, now) for s in batch for n in s.nodes]
             )
-            await db.executemany("DELETE FROM edges WHERE file_path = ?", paths)
-            await db.executemany(
+            db.executemany("DELETE FROM edges WHERE file_path = ?", paths)
+            db.executemany(
                 "INSERT OR IGNORE INTO edges (from_id, to_id, kind, file_path) "
                 "VALUES (?, ?, ?, ?)",
                 [
@@ -190,8 +197,8 @@ class NodeStore:
     async def set_agent_statuses(self, statuses: dict[str, AgentStatus]) -> None:
         """Record what some nodes' agents are doing."""
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.executemany(
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany(
                 SET_AGENT_STATUS_SQL,
                 [(status.value, node_id) for node_id, status in statuses.items()],
             )
@@ -201,15 +208,11 @@ class NodeStore:
     async def move_file(self, old: str, new: str) -> bool:
         """Re-key a renamed file's record, nodes and edges."""
 
-        async def work(db: aiosqlite.Connection) -> bool:
-            await db.execute("DELETE FROM files WHERE path = ?", (new,))
-            await db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
-            await db.execute(
-                "UPDATE nodes SET file_path = ? WHERE file_path = ?", (new, old)
-            )
-            await db.execute(
-                "UPDATE edges SET file_path = ? WHERE file_path = ?", (new, old)
-            )
+        def work(db: sqlite3.Connection) -> bool:
+            db.execute("DELETE FROM files WHERE path = ?", (new,))
+            db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+            db.execute("UPDATE nodes SET file_path = ? WHERE file_path = ?", (new, old))
+            db.execute("UPDATE edges SET file_path = ? WHERE file_path = ?", (new, old))
             return True
 
         return bool(await self.database.transaction(work, "renaming a file"))

@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import aiosqlite
+    import sqlite3
 
     from remora_core.store.database import Database
 
@@ -42,8 +42,8 @@ class RunStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
                 START_RUN_SQL,
                 (run_id, node_id, trigger_event_id, correlation_id, time.time()),
             )
@@ -55,8 +55,8 @@ class RunStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))
 
         await self.database.transaction(work, "recording a run's end")
 
@@ -65,11 +65,11 @@ class RunStore:
         if self.database is None:
             return []
 
-        async def work(db: aiosqlite.Connection) -> list[tuple[str, str, str | None]]:
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
+            rows = db.execute(
                 "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
-            ) as cursor:
-                return [tuple(row) for row in await cursor.fetchall()]  # type: ignore[misc]
+            ).fetchall()
+            return [tuple(row) for row in rows]  # type: ignore[misc]
 
         return await self.database.read(work, "reading runs") or []
 
@@ -82,11 +82,10 @@ class RunStore:
         if self.database is None:
             return None
 
-        async def work(db: aiosqlite.Connection) -> str | None:
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> str | None:
+            row = db.execute(
                 "SELECT status FROM runs WHERE id = ?", (run_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
+            ).fetchone()
             return row[0] if row else None
 
         return await self.database.read(work, "reading a run")
@@ -96,15 +95,13 @@ class RunStore:
         if self.database is None:
             return []
 
-        async def work(db: aiosqlite.Connection) -> list[tuple[str, str, int, float]]:
-            await db.execute(
-                "DELETE FROM activation_chain WHERE timestamp < ?", (since,)
-            )
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> list[tuple[str, str, int, float]]:
+            db.execute("DELETE FROM activation_chain WHERE timestamp < ?", (since,))
+            rows = db.execute(
                 "SELECT correlation_id, agent_id, depth, timestamp "
                 "FROM activation_chain"
-            ) as cursor:
-                return [tuple(row) for row in await cursor.fetchall()]  # type: ignore[misc]
+            ).fetchall()
+            return [tuple(row) for row in rows]  # type: ignore[misc]
 
         return await self.database.transaction(work, "loading cascade chains") or []
 
@@ -113,9 +110,7 @@ class RunStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
-                "DELETE FROM activation_chain WHERE timestamp < ?", (before,)
-            )
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM activation_chain WHERE timestamp < ?", (before,))
 
         await self.database.transaction(work, "expiring cascade chains")

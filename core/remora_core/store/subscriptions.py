@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from remora_core.events.subscriptions import Pattern, Subscription
 
 if TYPE_CHECKING:
-    import aiosqlite
+    import sqlite3
 
     from remora_core.store.database import Database
 
@@ -24,12 +24,11 @@ class SubscriptionStore:
         if self.database is None:
             return []
 
-        async def work(db: aiosqlite.Connection) -> list[Subscription]:
-            async with db.execute(
+        def work(db: sqlite3.Connection) -> list[Subscription]:
+            rows = db.execute(
                 "SELECT id, agent_id, pattern, is_default, created_at "
                 "FROM subscriptions"
-            ) as cursor:
-                rows = await cursor.fetchall()
+            ).fetchall()
             return [
                 Subscription(
                     id=id_,
@@ -48,8 +47,8 @@ class SubscriptionStore:
         if self.database is None:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
                 "INSERT OR REPLACE INTO subscriptions "
                 "(id, agent_id, pattern, is_default, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -69,8 +68,8 @@ class SubscriptionStore:
         if self.database is None or not ids:
             return
 
-        async def work(db: aiosqlite.Connection) -> None:
-            await db.executemany(
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany(
                 "DELETE FROM subscriptions WHERE id = ?", [(i,) for i in ids]
             )
 
