@@ -11,17 +11,29 @@ what remora adds around a turn. Two exchanges ("shapes") are measured:
 - ``tool``: the model calls ``rewrite_self`` with a new definition, then
   answers with a text (two requests).
 
-**bare**: ``pydantic_ai.Agent(OpenAIChatModel(name, provider=OpenAIProvider(
-openai_client=AsyncOpenAI(base_url, api_key, max_retries=0))))`` with a short
-instruction and one ``rewrite_self(new_source)`` tool that returns a fixed
-text; timed around ``await agent.run(prompt)``. **bare+13 tools**: the same,
-offering the 13 core tools' JSON schemas (stub functions, built once) instead:
-not a target, it separates what the engine costs from what sending 13 tool
-schemas per request costs inside pydantic-ai and the OpenAI SDK.
+Four sides, in two like-for-like pairs (each pair sends the model the same
+tools, so the difference is the engine, not the size of the request):
 
-**remora**: a real :class:`~remora_core.project.Project` on a temporary folder
-(store on disk, every event persisted) holding one module of ``text_<n>`` /
-``tool_<n>`` functions (``swarm.cooldown_ms`` 0, protocol ``tools``). Timed
+- **bare**: ``pydantic_ai.Agent(OpenAIChatModel(name, provider=OpenAIProvider(
+  openai_client=AsyncOpenAI(base_url, api_key, max_retries=0))))`` with a short
+  instruction and one ``rewrite_self(new_source)`` tool that returns a fixed
+  text; timed around ``await agent.run(prompt)``.
+- **remora, 1 tool**: the functions' agents use a project bundle whose
+  ``tools`` list is ``[rewrite_self]`` (a bundle narrowing the core tools, as
+  the shipped ``docstring`` bundle does).
+- **bare+13 tools**: the bare agent offering the 13 core tools' JSON schemas
+  (stub functions, built once).
+- **remora, 13 tools**: the default ``code_agent`` bundle (every core tool).
+
+Targets (issue 4): remora p50 / bare p50 <= 1.5 and remora p50 - bare p50 <=
+10 ms ("our own time") for both pairs and both shapes. Also printed, not a
+target: remora with 13 tools against the one-tool bare run, which adds what
+sending 13 tool schemas costs inside pydantic-ai and the OpenAI SDK.
+
+**remora** is a real :class:`~remora_core.project.Project` on a temporary
+folder (store on disk, every event persisted) holding one module of
+``text_<n>`` / ``tool_<n>`` functions (``swarm.cooldown_ms`` 0, protocol
+``tools``); one project per remora side. Timed
 from just before ``await swarm.emit(HumanChat(...))`` to the moment a bus
 consumer receives that run's ``agent_completed`` (persisted). Every ask goes to
 a function asked for the first time (empty chat history, as in the bare run);
@@ -29,7 +41,7 @@ between asks the script waits until the runner is idle (the run's end
 recorded), so each turn meets an idle engine. What remora does in between:
 persist the trigger, match and admit it, record the run, ``agent_started``,
 build the system prompt (source, callers, callees, bundle), load the chat
-history, build the agent and its 13 core tools, ``model_request`` /
+history, pick the agent's tools, ``model_request`` /
 ``model_response`` events per request, the tool's ``tool_called`` /
 ``tool_result`` / ``rewrite_proposed`` events and the proposal (validated by
 parsing, diffed, written to the store), saving the chat history, and
@@ -71,7 +83,19 @@ from tests.fakes.model_server import ModelServer, Reply
 RUNS = 200
 WARMUP = 20
 SHAPES = ("text", "tool")
-SIDES = ("bare", "bare+13 tools", "remora")
+BARE, REMORA_1 = "bare", "remora, 1 tool"
+BARE_13, REMORA_13 = "bare+13 tools", "remora, 13 tools"
+SIDES = (BARE, REMORA_1, BARE_13, REMORA_13)
+PAIRS = ((REMORA_1, BARE), (REMORA_13, BARE_13))
+"""(remora side, its like-for-like bare peer): the targets."""
+ONE_TOOL_BUNDLE = """\
+name: bench_rewriter
+description: Rewrites its node; offers the model only rewrite_self.
+system_prompt: |
+  Do exactly what you are asked.
+tools:
+  - rewrite_self
+"""
 RUN_TIMEOUT_S = 20.0
 MODEL = "scripted"
 
@@ -180,12 +204,19 @@ async def bare_round(agent: Any, name: str) -> float:
 class RemoraSide:
     """A started project and the timing of one ask."""
 
-    def __init__(self, root: Path, base_url: str, count: int) -> None:
+    def __init__(
+        self, root: Path, base_url: str, count: int, *, one_tool: bool
+    ) -> None:
         self.root = root
         root.mkdir(parents=True)
         (root / "funcs.py").write_text(module_source(count), encoding="utf-8")
+        if one_tool:
+            bundle = root / ".remora" / "bundles" / "bench_rewriter"
+            bundle.mkdir(parents=True)
+            (bundle / "bundle.yaml").write_text(ONE_TOOL_BUNDLE, encoding="utf-8")
         self.config = RemoraConfig.model_validate(
             {
+                "bundles": {"function": "bench_rewriter"} if one_tool else {},
                 "model": {
                     "provider": "openai_compatible",
                     "base_url": base_url,
@@ -263,7 +294,7 @@ class RemoraSide:
 
 
 async def run(runs: int, warmup: int, profile: bool, nodelay: bool) -> int:
-    """Measure both sides, print; the exit status."""
+    """Measure every side, print; the exit status."""
     count = runs + warmup
     results: dict[tuple[str, str], list[float]] = {
         (side, shape): [] for side in SIDES for shape in SHAPES
@@ -278,11 +309,17 @@ async def run(runs: int, warmup: int, profile: bool, nodelay: bool) -> int:
             # on, the second waits for the client's delayed ACK (~40 ms on Linux).
             server.httpd.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         print(f"scripted model at {server.url}", flush=True)
-        agent = bare_agent(server.url)
-        agent_tools = bare_agent(server.url, core_tools=True)
-        remora = RemoraSide(Path(tmp) / "project", server.url, count)
-        print("starting the project ...", flush=True)
-        await remora.start()
+        bare = {
+            BARE: bare_agent(server.url),
+            BARE_13: bare_agent(server.url, core_tools=True),
+        }
+        remora = {
+            REMORA_1: RemoraSide(Path(tmp) / "one", server.url, count, one_tool=True),
+            REMORA_13: RemoraSide(Path(tmp) / "all", server.url, count, one_tool=False),
+        }
+        print("starting the projects ...", flush=True)
+        for side in remora.values():
+            await side.start()
         print(
             f"{runs} rounds per shape (+{warmup} warm-up), the sides alternating ...",
             flush=True,
@@ -291,34 +328,36 @@ async def run(runs: int, warmup: int, profile: bool, nodelay: bool) -> int:
             for shape in SHAPES:
                 for n in range(count):
                     name = f"{shape}_{n}"
-                    bare = await bare_round(agent, name)
-                    bare_tools = await bare_round(agent_tools, name)
-                    if profiler is not None and n >= warmup:
-                        profiler.enable()
-                    ours = await remora.round(name)
-                    if profiler is not None:
-                        profiler.disable()
+                    took: dict[str, float] = {}
+                    for label, agent in bare.items():
+                        took[label] = await bare_round(agent, name)
+                    for label, project in remora.items():
+                        if profiler is not None and n >= warmup:
+                            profiler.enable()
+                        took[label] = await project.round(name)
+                        if profiler is not None:
+                            profiler.disable()
                     if n >= warmup:
-                        results[("bare", shape)].append(bare)
-                        results[("bare+13 tools", shape)].append(bare_tools)
-                        results[("remora", shape)].append(ours)
-            problems = await remora.check()
+                        for label, seconds in took.items():
+                            results[(label, shape)].append(seconds)
+            problems = [p for side in remora.values() for p in await side.check()]
             requests = len(server.requests)
         finally:
-            await remora.close()
+            for side in remora.values():
+                await side.close()
 
-    expected = 3 * count * (1 + 2)  # per side: text 1 request, tool 2 requests
+    expected = len(SIDES) * count * (1 + 2)  # per side: text 1 request, tool 2
     print()
     print(
         f"{runs} turns per shape (+{warmup} warm-up); scripted model in-process; "
         "store on disk (WAL); cooldown 0; protocol tools"
     )
-    print(f"{'':<28} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9}")
+    print(f"{'':<32} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9}")
     for shape in SHAPES:
         for side in SIDES:
             ms = [v * 1000 for v in results[(side, shape)]]
             print(
-                f"{side + ' / ' + shape:<28} {statistics.median(ms):>9.2f} "
+                f"{side + ' / ' + shape:<32} {statistics.median(ms):>9.2f} "
                 f"{percentile(ms, 0.95):>9.2f} {statistics.fmean(ms):>9.2f}"
             )
     failures = 0
@@ -331,24 +370,28 @@ async def run(runs: int, warmup: int, profile: bool, nodelay: bool) -> int:
     if requests != expected:
         print(f"PROBLEM: the model got {requests} requests, expected {expected}")
         failures += 1
+
+    def p50(side: str, shape: str) -> float:
+        return statistics.median(results[(side, shape)]) * 1000
+
     print()
     for shape in SHAPES:
-        bare = statistics.median(results[("bare", shape)]) * 1000
-        ours = statistics.median(results[("remora", shape)]) * 1000
-        ratio, own = ours / bare, ours - bare
-        ok_ratio, ok_own = ratio <= TARGET_RATIO, own <= TARGET_OWN_MS
+        for ours_side, peer in PAIRS:
+            ours, theirs = p50(ours_side, shape), p50(peer, shape)
+            ratio, own = ours / theirs, ours - theirs
+            ok_ratio, ok_own = ratio <= TARGET_RATIO, own <= TARGET_OWN_MS
+            print(
+                f"{shape}: {ours_side} / {peer}: p50 ratio {ratio:4.2f} "
+                f"(target <= {TARGET_RATIO:g}) {'pass' if ok_ratio else 'FAIL'}; "
+                f"our own time {own:5.2f} ms (target <= {TARGET_OWN_MS:g}) "
+                f"{'pass' if ok_own else 'FAIL'}"
+            )
+            failures += (not ok_ratio) + (not ok_own)
+        ours, theirs = p50(REMORA_13, shape), p50(BARE, shape)
         print(
-            f"{shape}: remora/bare p50 {ratio:5.2f}  (target <= {TARGET_RATIO:g}) "
-            f"{'pass' if ok_ratio else 'FAIL'};  our own time p50 {own:6.2f} ms "
-            f"(target <= {TARGET_OWN_MS:g}) {'pass' if ok_own else 'FAIL'}"
+            f"{shape}: {REMORA_13} / {BARE} (not like for like, not a target): "
+            f"p50 ratio {ours / theirs:4.2f}, {ours - theirs:5.2f} ms more"
         )
-        same = statistics.median(results[("bare+13 tools", shape)]) * 1000
-        print(
-            f"{'':<6}vs bare with the same 13 tool schemas: ratio {ours / same:5.2f}, "
-            f"own time {ours - same:6.2f} ms (not a target: isolates the engine "
-            "from the cost of sending 13 tools)"
-        )
-        failures += (not ok_ratio) + (not ok_own)
     if profiler is not None:
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)

@@ -73,7 +73,9 @@ function S.ask_accept(t)
     return t.panel_has('agent_completed')
   end, RUN_MS)
   t.observe('panel_with_proposal', t.panel())
-  t.observe('lens_with_proposal', lens(t, row, '1 pending proposal', buf))
+  -- The proposal may show while the run still ends (a refresh in between):
+  -- the lens settles on idle within a refresh.
+  t.observe('lens_with_proposal', lens(t, row, 'idle · 1 pending proposal', buf))
 
   vim.cmd('RemoraDiff')
   local diff = t.wait('the diff window', function()
