@@ -87,10 +87,28 @@ def _show(sign: str, lines: list[str]) -> list[str]:
 def region_diff(path: str, old: str, start: int, end: int, new: str) -> str:
     """The diff of replacing ``old[start:end]`` (character offsets) by ``new``.
 
-    Only the lines touched, with :data:`CONTEXT` lines around them, are compared.
+    Only the lines touched, with :data:`CONTEXT` lines around them, are compared;
+    only the text around them is even split into lines (a long file costs a
+    few searches, not a pass over every line).
     """
-    # Ends with len(old): the start of the (maybe empty) line after the last.
-    line_starts = [0, *(m.end() for m in _LINE.finditer(old))]
+    # A window of whole lines holding the change and more than its context.
+    window_start = _line_start(old, start)
+    for _ in range(CONTEXT + 1):
+        if window_start == 0:
+            break
+        window_start = _line_start(old, window_start - 1)
+    window_end = end
+    for _ in range(CONTEXT + 2):
+        found = _BREAK.search(old, window_end)
+        if found is None:
+            window_end = len(old)
+            break
+        window_end = found.end()
+    text = old[window_start:window_end]
+    start, end = start - window_start, end - window_start
+    lines_before = _breaks(old, window_start)
+    # Ends with len(text): the start of the (maybe empty) line after the last.
+    line_starts = [0, *(m.end() for m in _LINE.finditer(text))]
     first = _line_index(line_starts, start)
     last = _line_index(line_starts, end)
     # Extend over the whole lines touched, then over the context lines.
@@ -98,13 +116,35 @@ def region_diff(path: str, old: str, start: int, end: int, new: str) -> str:
     region_start = line_starts[context_first]
     line_after = min(last + 1 + CONTEXT, len(line_starts) - 1)
     region_end = max(line_starts[line_after], end)
-    old_region = old[region_start:region_end]
-    new_region = old[region_start:start] + new + old[end:region_end]
+    old_region = text[region_start:region_end]
+    new_region = text[region_start:start] + new + text[end:region_end]
     return file_diff(
         path,
         split_lines(old_region),
         split_lines(new_region),
-        first_line=context_first + 1,
+        first_line=lines_before + context_first + 1,
+    )
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _line_start(text: str, offset: int) -> int:
+    """The start of the line holding ``offset`` (a line ends after its break)."""
+    index = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset))
+    if index < 0:
+        return 0
+    if text.startswith("\r\n", index) and index + 1 == offset:
+        return _line_start(text, index)  # ``offset`` splits a ``\r\n``
+    return index + 1
+
+
+def _breaks(text: str, stop: int) -> int:
+    """How many line breaks ``text[:stop]`` holds (``\r\n`` counts once)."""
+    return (
+        text.count("\n", 0, stop)
+        + text.count("\r", 0, stop)
+        - text.count("\r\n", 0, stop)
     )
 
 
