@@ -1,10 +1,14 @@
 """The append-only event log: persisted first, with a monotonically rising ``seq``.
 
-Appends are group-committed: every event appended while a write is under way
-goes into the next transaction, so a burst of events costs one commit, while a
-lone event is written at once. ``append`` returns only after the event is
+Appends are group-committed: events appended in one pass of the event loop,
+or while the pipeline is full, share a transaction, so a burst of events costs
+one commit, while a lone event is written at once. Up to
+:data:`PIPELINE_DEPTH` batches are handed to the database thread at a time (it
+runs them in order), so a batch never waits for the previous commit to come
+back through a busy event loop. ``append`` returns only after the event is
 committed (WAL, one transaction per batch), so whatever happens next —
-matching, triggers, notifications — happens to an event that survives a crash.
+matching, triggers, notifications — happens to an event that survives a crash;
+batches are matched and published in ``seq`` order.
 
 Without a usable database (memory-only projects, a damaged store) the log keeps
 ``seq`` in memory and remembers the last :data:`MEMORY_KEEP` events for queries.

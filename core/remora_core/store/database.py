@@ -1,8 +1,10 @@
 """Opening the project database, applying migrations, and failing gracefully.
 
 One SQLite file per project at ``.remora/remora.db``, opened with aiosqlite in WAL
-mode with a busy timeout and foreign keys on. The directory gets a ``.gitignore``
-of ``*`` so the store never lands in the user's version control.
+mode with a busy timeout and foreign keys on. Every transaction and read is a
+plain function of the ``sqlite3`` connection run in **one trip** to aiosqlite's
+thread, which runs them in the order they were asked for. The directory gets a
+``.gitignore`` of ``*`` so the store never lands in the user's version control.
 
 If the database cannot be used — corrupt, locked by another process past the busy
 timeout, created by a newer Remora, on a read-only disk — :class:`Database` says
