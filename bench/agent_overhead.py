@@ -47,13 +47,15 @@ history, pick the agent's tools, ``model_request`` /
 parsing, diffed, written to the store), saving the chat history, and
 ``agent_completed``.
 
-Rounds alternate the sides so drift on the machine hits all alike. The fake
-server answers with two writes (headers, then body); the script turns Nagle's
-algorithm off on its sockets (``TCP_NODELAY``), else a delayed ACK adds ~40 ms
-to some answers at random (``--nagle`` keeps it, as the tests run).
-Prints p50/p95 per shape and side, the ratio remora p50 / bare p50 (target
-<= 1.5) and "our own time" = remora p50 - bare p50 (target <= 10 ms); exit
-status 1 if a target fails or a run did not end as expected. ``--profile``
+As the server does once a project has started, the heap is then frozen
+(``gc.freeze()``). Rounds alternate the sides so drift on the machine hits all
+alike. The fake server answers with two writes (headers, then body); the
+script turns Nagle's algorithm off on its sockets (``TCP_NODELAY``), else a
+delayed ACK adds ~40 ms to some answers at random (``--nagle`` keeps it, as
+the tests run). Prints p50/p95 per shape and side, then per pair the ratio
+remora p50 / bare p50 (target <= 1.5) and "our own time" = remora p50 - bare
+p50 (target <= 10 ms); exit status 1 if a target fails or a run did not end as
+expected. ``--profile``
 runs cProfile over the remora rounds and prints where the time goes.
 """
 
@@ -62,6 +64,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import pstats
 import re
@@ -320,6 +323,8 @@ async def run(runs: int, warmup: int, profile: bool, nodelay: bool) -> int:
         print("starting the projects ...", flush=True)
         for side in remora.values():
             await side.start()
+        gc.collect()
+        gc.freeze()  # what the server does once a project has started
         print(
             f"{runs} rounds per shape (+{warmup} warm-up), the sides alternating ...",
             flush=True,
