@@ -90,11 +90,12 @@ _INSERT_NODES = "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)"
 
 def _insert_events(
     db: sqlite3.Connection,
-    rows: list[tuple[Event, tuple[str, ...], tuple[Any, ...]]],
+    batch: list[tuple[Event, tuple[str, ...], str]],
     extras: dict[str, list[tuple[Any, ...]]],
     floor: int,
 ) -> list[StoredEvent | sqlite3.IntegrityError]:
-    """Insert one batch (in the database thread, inside its transaction).
+    """Insert one batch of (event, its nodes, its JSON) in the database thread,
+    inside its transaction.
 
     Numbering continues after the log's end: another process, or a batch
     ahead in the pipeline, may have written since ``floor``. An event the
@@ -104,11 +105,16 @@ def _insert_events(
     row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
     first = max(int(row[0]) if row else 0, floor) + 1
 
-    def insert(items: list[tuple[Event, tuple[str, ...], tuple[Any, ...]]], seq: int):
+    def insert(
+        items: list[tuple[Event, tuple[str, ...], str]], seq: int
+    ) -> list[StoredEvent]:
         stored = [StoredEvent(seq + i, e, n) for i, (e, n, _) in enumerate(items)]
         db.executemany(
             _INSERT,
-            [(s.seq, *r[1:]) for s, (_, _, r) in zip(stored, items, strict=True)],
+            [
+                event_row(s.seq, s.event, payload)
+                for s, (_, _, payload) in zip(stored, items, strict=True)
+            ],
         )
         db.executemany(_INSERT_NODES, [(n, s.seq) for s in stored for n in s.nodes])
         return stored
@@ -116,11 +122,11 @@ def _insert_events(
     outcomes: list[StoredEvent | sqlite3.IntegrityError] = []
     db.execute("SAVEPOINT batch")
     try:
-        outcomes.extend(insert(rows, first))
+        outcomes.extend(insert(batch, first))
     except sqlite3.IntegrityError:
         db.execute("ROLLBACK TO batch")
         seq = first
-        for item in rows:
+        for item in batch:
             db.execute("SAVEPOINT one")
             try:
                 outcomes.extend(insert([item], seq))
@@ -277,14 +283,14 @@ class EventStore:
         extras, self._extras = self._extras, {}
         # Made here, not in the database thread: Python work there waits for
         # the GIL while this thread is busy (up to sys.getswitchinterval()).
-        rows = [
-            (event, found, event_row(0, event, event.model_dump_json()))
+        batch = [
+            (event, found, event.model_dump_json())
             for event, found in zip(events, nodes, strict=True)
         ]
         floor = self.last_seq
         try:
             written = await self.database.transaction(
-                lambda db: _insert_events(db, rows, extras, floor), "saving events"
+                lambda db: _insert_events(db, batch, extras, floor), "saving events"
             )
         except BaseException:
             for sql, extra in extras.items():  # rolled back: keep them pending
