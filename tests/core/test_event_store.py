@@ -256,3 +256,33 @@ async def test_a_duplicate_event_does_not_sink_the_events_written_with_it(tmp_pa
         assert database.available
     finally:
         await database.close()
+
+
+async def test_bookkeeping_lingers_to_share_the_next_commit(tmp_path):
+    database = await Database.open(tmp_path)
+    transactions = 0
+    real = database.transaction
+
+    async def counting(work, what):
+        nonlocal transactions
+        transactions += 1
+        return await real(work, what)
+
+    database.transaction = counting  # type: ignore[method-assign]
+    store = EventStore(database)
+    await store.open()
+    try:
+        lingering = [store.enqueue(chat(n), linger=True) for n in range(3)]
+        last = await store.append(chat(3))
+        assert transactions == 1, "the lingering events rode with the awaited one"
+        assert [(await f).seq for f in lingering] == [
+            last.seq - 3,
+            last.seq - 2,
+            last.seq - 1,
+        ]
+        # Alone, a lingering event is still written, a moment later.
+        alone = await asyncio.wait_for(store.enqueue(chat(4), linger=True), 5)
+        assert transactions == 2
+        assert [s.event.id for s in await store.since(last.seq)] == [alone.event.id]
+    finally:
+        await database.close()

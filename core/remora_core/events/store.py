@@ -8,7 +8,9 @@ runs them in order), so a batch never waits for the previous commit to come
 back through a busy event loop. ``append`` returns only after the event is
 committed (WAL, one transaction per batch), so whatever happens next —
 matching, triggers, notifications — happens to an event that survives a crash;
-batches are matched and published in ``seq`` order.
+batches are matched and published in ``seq`` order. Events appended with
+``linger`` (a turn's bookkeeping, which nobody waits for) wait up to
+:data:`LINGER_S` for the next event to share its transaction.
 
 Without a usable database (memory-only projects, a damaged store) the log keeps
 ``seq`` in memory and remembers the last :data:`MEMORY_KEEP` events for queries.
@@ -85,6 +87,14 @@ PIPELINE_DEPTH = 2
 """Batches handed to the database thread at once: the next batch waits in its
 queue instead of for the previous commit to come back through the event loop."""
 
+LINGER_S = 0.01
+"""How long an event appended with ``linger`` may wait for company before it is
+written. A turn emits its bookkeeping (``agent_started``, ``model_request``,
+``tool_called`` ...) without waiting for it; writing each at once costs a trip
+to the database thread in the middle of the turn's own work, while lingering
+lets them ride with the turn's next event that someone waits for (its end, at
+the latest). 10 ms is below what a person notices."""
+
 _INSERT_NODES = "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)"
 
 
@@ -155,6 +165,10 @@ class EventStore:
         """Batches being written, oldest first (at most :data:`PIPELINE_DEPTH`)."""
         self._starting = False
         """A batch task is scheduled but has not taken its events yet."""
+        self._urgent = False
+        """A pending event must be written now (not only lingering ones)."""
+        self._linger: asyncio.TimerHandle | None = None
+        """When lingering events are written anyway."""
         self._writer: asyncio.Task[None] | None = None
         """Delivers the batches of ``_in_flight`` in order."""
         self.on_commit: Callable[[list[StoredEvent]], None] | None = None
@@ -176,12 +190,19 @@ class EventStore:
         if self.durable:
             self.last_seq = await self.database.read(work, "reading events") or 0  # type: ignore[union-attr]
 
-    def enqueue(self, event: Event) -> asyncio.Future[StoredEvent]:
+    def enqueue(
+        self, event: Event, *, linger: bool = False
+    ) -> asyncio.Future[StoredEvent]:
         """Fix ``event``'s place in the log now; the future resolves once it is
         committed. Events enqueued in a row are committed in that order.
+
+        ``linger``: nobody waits for this event, so it may wait up to
+        :data:`LINGER_S` for the next event to share its transaction.
         """
         future: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
         self._pending.append((event, future))
+        if not linger:
+            self._urgent = True
         self._submit()
         return future
 
@@ -215,10 +236,24 @@ class EventStore:
             and not self._starting
             and len(self._in_flight) < PIPELINE_DEPTH
         ):
-            self._starting = True
-            self._in_flight.append(asyncio.ensure_future(self._commit()))
+            if self._urgent:
+                self._starting = True
+                self._in_flight.append(asyncio.ensure_future(self._commit()))
+            elif self._linger is None:
+                self._linger = asyncio.get_running_loop().call_later(
+                    LINGER_S, self.flush
+                )
         if self._in_flight and (self._writer is None or self._writer.done()):
             self._writer = asyncio.ensure_future(self._deliver_in_order())
+
+    def flush(self) -> None:
+        """Write lingering events now."""
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+        if self._pending:
+            self._urgent = True
+            self._submit()
 
     async def _deliver_in_order(self) -> None:
         """Hand committed batches to ``on_commit`` and the appenders, in order."""
@@ -229,7 +264,10 @@ class EventStore:
             self._deliver(outcomes)
 
     async def _commit(self) -> list[Outcome]:
-        self._starting = False
+        self._starting = self._urgent = False
+        if self._linger is not None:  # what lingered goes with this batch
+            self._linger.cancel()
+            self._linger = None
         batch, self._pending = self._pending, []
         self._submit()  # what arrives meanwhile can go right behind this batch
         try:
@@ -261,9 +299,15 @@ class EventStore:
         return bool(self._pending) or bool(self._in_flight)
 
     async def settled(self) -> None:
-        """Wait until everything queued is committed and handled."""
-        while self._writer is not None and not self._writer.done():
-            await asyncio.shield(self._writer)
+        """Wait until everything queued is committed and handled (lingering
+        events are written now).
+        """
+        while self._pending or (self._writer is not None and not self._writer.done()):
+            self.flush()
+            if self._writer is not None and not self._writer.done():
+                await asyncio.shield(self._writer)
+            else:  # a batch is about to start
+                await asyncio.sleep(0)
 
     async def _write(
         self, events: list[Event]

@@ -173,9 +173,11 @@ class Swarm:
 
     def emit_nowait(self, event: Event) -> asyncio.Future[StoredEvent]:
         """Like :meth:`emit` without waiting: the event's place in the log is
-        fixed now, so what is emitted next is logged after it.
+        fixed now, so what is emitted next is logged after it. Nobody waits for
+        it, so it may linger briefly to share the next event's transaction
+        (``events/store.py``, ``LINGER_S``).
         """
-        return self.events.enqueue(event)
+        return self.events.enqueue(event, linger=True)
 
     def _committed(self, batch: list[StoredEvent]) -> None:
         """Match, trigger and publish committed events, in ``seq`` order."""

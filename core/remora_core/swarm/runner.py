@@ -168,6 +168,9 @@ class Runner:
                 )
             )
             result = await swarm.turn_function(turn)
+            # A quick turn's bookkeeping may still linger: write it now. Until
+            # ``agent_started`` is in, a cancel still ends the run cancelled.
+            swarm.events.flush()
             await started
             await self._end(
                 turn, AgentCompleted(agent_id=actor.agent_id, result=result or "")
