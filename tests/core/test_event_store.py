@@ -60,22 +60,29 @@ async def test_concurrent_appends_are_all_kept_in_call_order(store):
     ]
 
 
-async def test_concurrent_appends_are_group_committed(tmp_path):
-    database = await Database.open(tmp_path)
-    transactions = 0
+def count_transactions(database: Database) -> list[int]:
+    """Count ``database``'s transactions from now on (in the list's one item)."""
+    count = [0]
     real = database.transaction
 
     async def counting(work, what):
-        nonlocal transactions
-        transactions += 1
+        count[0] += 1
         return await real(work, what)
 
     database.transaction = counting  # type: ignore[method-assign]
+    return count
+
+
+async def test_concurrent_appends_are_group_committed(tmp_path):
+    database = await Database.open(tmp_path)
+    transactions = count_transactions(database)
     store = EventStore(database)
     await store.open()
     try:
         await asyncio.gather(*(store.append(chat(n)) for n in range(300)))
-        assert transactions < 10, f"{transactions} commits for 300 concurrent events"
+        assert transactions[0] < 10, (
+            f"{transactions[0]} commits for 300 concurrent events"
+        )
     finally:
         await database.close()
 
@@ -260,21 +267,13 @@ async def test_a_duplicate_event_does_not_sink_the_events_written_with_it(tmp_pa
 
 async def test_bookkeeping_lingers_to_share_the_next_commit(tmp_path):
     database = await Database.open(tmp_path)
-    transactions = 0
-    real = database.transaction
-
-    async def counting(work, what):
-        nonlocal transactions
-        transactions += 1
-        return await real(work, what)
-
-    database.transaction = counting  # type: ignore[method-assign]
+    transactions = count_transactions(database)
     store = EventStore(database)
     await store.open()
     try:
         lingering = [store.enqueue(chat(n), linger=True) for n in range(3)]
         last = await store.append(chat(3))
-        assert transactions == 1, "the lingering events rode with the awaited one"
+        assert transactions[0] == 1, "the lingering events rode with the awaited one"
         assert [(await f).seq for f in lingering] == [
             last.seq - 3,
             last.seq - 2,
@@ -282,7 +281,7 @@ async def test_bookkeeping_lingers_to_share_the_next_commit(tmp_path):
         ]
         # Alone, a lingering event is still written, a moment later.
         alone = await asyncio.wait_for(store.enqueue(chat(4), linger=True), 5)
-        assert transactions == 2
+        assert transactions[0] == 2
         assert [s.event.id for s in await store.since(last.seq)] == [alone.event.id]
     finally:
         await database.close()
