@@ -80,6 +80,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
 from remora_core.config import RemoraConfig
 from remora_core.events.models import HumanChat
 from remora_core.project import Project
+from remora_core.trust import Trust
 
 from tests.fakes.model_server import ModelServer, Reply
 
@@ -230,7 +231,12 @@ class RemoraSide:
                 "discovery": {"workers": 1},
             }
         )
-        self.project = Project(root, self.config)
+        # The bench's own bundle is the repository's: the project must be trusted.
+        self.project = Project(
+            root,
+            self.config,
+            trust=Trust.for_settings(self.config.model, trusted=True),
+        )
         self.completed: dict[str, float] = {}
         self.failed: dict[str, str] = {}
         self.arrived = asyncio.Event()

@@ -4,6 +4,10 @@ Nothing may be written to stdout (it carries the protocol), so logging goes to
 stderr by default or to ``--log-file``. Records at WARNING and above are also
 sent to the editor as ``window/logMessage`` once the session is up; pygls's own
 records are not (they describe the transport itself and could recurse).
+
+Every handler carries ``remora_core.redact.RedactingFilter``: no log line, in
+the file or in the editor, shows a key, an ``Authorization`` value or a URL's
+userinfo, at any verbosity.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from remora_core.redact import RedactingFilter
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -36,6 +41,7 @@ def configure(verbosity: int, log_file: str | None) -> None:
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
+    handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -48,6 +54,7 @@ class ClientLogHandler(logging.Handler):
 
     def __init__(self, server: LanguageServer) -> None:
         super().__init__(level=logging.WARNING)
+        self.addFilter(RedactingFilter())
         self.server = server
         self.loop = asyncio.get_running_loop()
         self._local = threading.local()

@@ -8,6 +8,12 @@ notification is logged and skipped.
 Open documents live in the engine (``remora_core.documents``), so pygls's own
 copy of every buffer is not kept: the built-in ``didOpen``/``didChange``/
 ``didClose`` handlers only call ours.
+
+Messages for the person (:data:`SCRUBBED`: ``showMessage``, ``logMessage``,
+``showMessageRequest``, progress, ``remora/askUser``) are scrubbed of secrets
+here, the one place they all pass (``remora_core.redact``). ``remora/event``
+carries events the engine already scrubbed; results are not touched (a
+proposal's text must reach the editor exactly as it is).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+from remora_core.redact import scrub_json
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +67,43 @@ class PlainJson:
         self.value = value
 
 
+SCRUBBED = frozenset(
+    {
+        types.WINDOW_SHOW_MESSAGE,
+        types.WINDOW_LOG_MESSAGE,
+        types.WINDOW_SHOW_MESSAGE_REQUEST,
+        types.PROGRESS,
+        "remora/askUser",
+    }
+)
+"""Server-to-client messages whose texts are scrubbed of secrets."""
+
+
 class RemoraProtocol(LanguageServerProtocol):
-    """LanguageServerProtocol that answers malformed requests."""
+    """LanguageServerProtocol that answers malformed requests and scrubs the
+    messages it shows the person.
+    """
+
+    def _scrubbed(self, method: str, params: Any) -> Any:
+        if method not in SCRUBBED or params is None:
+            return params
+        if isinstance(params, dict):
+            return scrub_json(params)
+        plain = self._converter.unstructure(params)
+        clean = scrub_json(plain)
+        if clean == plain:
+            return params
+        return self._converter.structure(clean, type(params))
+
+    def notify(self, method: str, params: Any | None = None):
+        """Send a notification, scrubbed if it is a message for the person."""
+        super().notify(method, self._scrubbed(method, params))
+
+    def send_request(self, method, params=None, callback=None, msg_id=None):
+        """Send a request, scrubbed if it is a message for the person."""
+        return super().send_request(
+            method, self._scrubbed(method, params), callback, msg_id
+        )
 
     def _send_response(self, msg_id, result=None, error=None):
         """Send plain-JSON results without cattrs; everything else as usual."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -30,9 +31,11 @@ from remora_lsp.features import (
     proposals,
     symbols,
     sync,
+    trust,
 )
 from remora_lsp.projects import Projects
 from remora_lsp.protocol import RemoraProtocol
+from remora_lsp.trust import EditorTrust
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ FEATURES = [
     events,
     agents,
     proposals,
+    trust,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""
 
@@ -80,6 +84,11 @@ class RemoraLanguageServer(LanguageServer):
         """A ``workspace/codeLens/refresh`` is scheduled."""
         self.exit_code = 1
         """0 once a ``shutdown`` request preceded ``exit``."""
+        self.trust = EditorTrust(self)
+        """Whether each project is trusted, and the questions about it."""
+        self.starting: dict[Path, asyncio.Task[None]] = {}
+        """The start-up of each workspace folder's project (a restart waits
+        for it: two stores of one project opening at once race)."""
         self._told: set[str] = set()
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any], name: str | None = None):

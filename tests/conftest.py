@@ -19,6 +19,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.fixture(autouse=True)
+def person_files(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> Path:
+    """The person's settings and state (``user_files.py``) in a fresh temporary
+    folder for every test, never the real home: servers started by a test
+    inherit the variables.
+    """
+    home = tmp_path_factory.mktemp("person")
+    monkeypatch.setenv("REMORA_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("REMORA_STATE_HOME", str(home / "state"))
+    return home
+
+
 @pytest.fixture
 def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A fresh copy of the fixture workspace named by ``@pytest.mark.workspace``."""

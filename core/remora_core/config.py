@@ -1,10 +1,22 @@
 """Remora's settings: one frozen pydantic model, loaded from layered sources.
 
-Sources, later wins (DESIGN §12): built-in defaults < ``[tool.remora]`` in the
-project's ``pyproject.toml`` < ``remora.yaml`` in the project root < the editor's
-``initializationOptions`` / ``workspace/configuration`` section ``remora``.
-Sections merge key by key, so ``remora.yaml`` can set ``swarm.max_depth`` without
-repeating the rest of ``swarm``.
+Sources, later wins (DESIGN §12): built-in defaults < the person's settings file
+(``user_files.py``) < ``[tool.remora]`` in the project's ``pyproject.toml`` <
+``remora.yaml`` in the project root < the editor's ``initializationOptions`` /
+``workspace/configuration`` section ``remora``. Sections merge key by key, so
+``remora.yaml`` can set ``swarm.max_depth`` without repeating the rest of
+``swarm``.
+
+Who set what matters (``trust.py``): the settings file and the editor are the
+person's, ``pyproject.toml`` and ``remora.yaml`` the repository's.
+:func:`load_settings` keeps them apart: the repository never names the key's
+environment variable (``model.api_key_env`` there is dropped with one message),
+its ``model`` section applies only to a trusted project, and the person's own
+model settings are kept to know where their key may go.
+
+Keys a client puts in section ``remora`` for itself (:data:`CLIENT_KEYS`: the
+VS Code extension's ``server``, ``trace``, ...) are not settings: they are
+dropped silently (debug log), never reported as unknown.
 
 Bad configuration never stops the server: every invalid or unknown key is
 reported in one message and replaced by its default, and the rest is kept.
@@ -15,11 +27,14 @@ from __future__ import annotations
 import copy
 import logging
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from remora_core.user_files import read_user_config, user_config_path
 
 log = logging.getLogger(__name__)
 
@@ -200,18 +215,107 @@ def read_project_sources(root: Path) -> tuple[dict[str, Any], list[str]]:
     return raw, problems
 
 
+CLIENT_KEYS = frozenset({"server", "trace", "initializationOptions", "workspaceTrust"})
+"""Keys of a client's own in section ``remora`` (the VS Code extension's
+settings); not Remora's settings, ignored without a message."""
+
+TRUSTED_ONLY = ("model",)
+"""Sections of the repository's settings used only in a trusted project."""
+
+REFUSED_MESSAGE = (
+    "Remora: {where} sets model.api_key_env; ignored: only your own settings "
+    "(the editor's, or {user_file}) may name the environment variable your API "
+    "key is read from."
+)
+
+
+def without_client_keys(editor: dict[str, Any]) -> dict[str, Any]:
+    """``editor`` without :data:`CLIENT_KEYS` (logged at debug level)."""
+    found = CLIENT_KEYS.intersection(editor)
+    if not found:
+        return editor
+    log.debug("ignoring the client's own keys in section remora: %s", sorted(found))
+    return {key: value for key, value in editor.items() if key not in found}
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    """A project's settings, kept apart by who set them (see the module docs)."""
+
+    trusted: RemoraConfig
+    """Every source: the settings of a trusted project."""
+    untrusted: RemoraConfig
+    """Without the repository's :data:`TRUSTED_ONLY` sections."""
+    person_model: ModelSettings
+    """The model settings of the person's sources alone (where the key may go)."""
+    repository: dict[str, Any]
+    """The repository's raw settings (``pyproject.toml`` + ``remora.yaml``)."""
+    problems: list[str]
+    """Invalid and unknown keys, unreadable files."""
+    refused: list[str]
+    """Messages about settings the repository may never set."""
+
+    def config(self, trusted: bool) -> RemoraConfig:
+        """The settings of the project, trusted or not."""
+        return self.trusted if trusted else self.untrusted
+
+
+def load_settings(
+    root: Path | None,
+    editor: dict[str, Any] | None = None,
+    *,
+    user: tuple[dict[str, Any], list[str]] | None = None,
+) -> ProjectSettings:
+    """A project's settings from every source (``user``: the person's file as
+    :func:`~remora_core.user_files.read_user_config` gives it; read if None).
+    """
+    user_raw, problems = user if user is not None else read_user_config()
+    problems = list(problems)
+    repository, found = read_project_sources(root) if root is not None else ({}, [])
+    problems += found
+    refused: list[str] = []
+    model = repository.get("model")
+    if isinstance(model, dict) and "api_key_env" in model:
+        where = "remora.yaml or [tool.remora] in pyproject.toml"
+        refused.append(
+            REFUSED_MESSAGE.format(where=where, user_file=user_config_path())
+        )
+        repository = {
+            **repository,
+            "model": {k: v for k, v in model.items() if k != "api_key_env"},
+        }
+    user_layer = user_raw if isinstance(user_raw, dict) else {}
+    editor_layer: dict[str, Any] = {}
+    if editor is not None:
+        if isinstance(editor, dict):
+            editor_layer = without_client_keys(editor)
+        else:
+            problems.append("editor settings for 'remora' must be an object")
+    limited = {k: v for k, v in repository.items() if k not in TRUSTED_ONLY}
+    # The person's file sits below the repository's files, the editor above.
+    trusted, invalid = validate(merge(merge(user_layer, repository), editor_layer))
+    untrusted, _ = validate(merge(merge(user_layer, limited), editor_layer))
+    own, _ = validate(merge(user_layer, editor_layer))
+    return ProjectSettings(
+        trusted=trusted,
+        untrusted=untrusted,
+        person_model=own.model,
+        repository=repository,
+        problems=problems + invalid,
+        refused=refused,
+    )
+
+
 def load_config(
     root: Path | None, editor: dict[str, Any] | None = None
 ) -> tuple[RemoraConfig, list[str]]:
-    """The effective settings of a project and every problem found on the way."""
-    raw, problems = read_project_sources(root) if root is not None else ({}, [])
-    if editor is not None:
-        if isinstance(editor, dict):
-            raw = merge(raw, editor)
-        else:
-            problems.append("editor settings for 'remora' must be an object")
-    config, invalid = validate(raw)
-    return config, problems + invalid
+    """The settings of a *trusted* project and every problem found on the way.
+
+    The language server uses :func:`load_settings`, which also knows who set
+    what; this is the short form for callers that trust the project.
+    """
+    settings = load_settings(root, editor)
+    return settings.trusted, settings.problems + settings.refused
 
 
 def describe_problems(problems: list[str]) -> str:

@@ -42,6 +42,7 @@ from remora_core.swarm.engine import Swarm
 from remora_core.swarm.turns import TurnFunction, acknowledge
 from remora_core.tasks import TaskSet
 from remora_core.text import LineIndex, PositionEncoding
+from remora_core.trust import Trust
 from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_file
 
 if TYPE_CHECKING:
@@ -67,9 +68,13 @@ class Project:
         notify: Callable[[str], None] | None = None,
         progress: Callable[[], ProgressSink] | None = None,
         turn_function: TurnFunction | None = None,
+        trust: Trust | None = None,
     ) -> None:
         self.root = root
         self.config = config
+        self.trust = trust or Trust.for_settings(config.model)
+        """Whether the repository's own code runs, and where the key may go.
+        Without one the project is untrusted and ``config`` is the caller's own."""
         self.notify = notify or (lambda message: None)
         """Tells the user about a problem (one message per problem)."""
         self.progress = progress
@@ -122,11 +127,12 @@ class Project:
             discovery.workers or os.cpu_count() or 1,
         )
 
-    def reconfigure(self, config: RemoraConfig) -> None:
+    def reconfigure(self, config: RemoraConfig, trust: Trust | None = None) -> None:
         """Use other settings; only before :meth:`start` (later, restart instead)."""
         if self.loaded.is_set():
             raise RuntimeError("a started project cannot be reconfigured")
         self.config = config
+        self.trust = trust or Trust.for_settings(config.model)
         self.filter = FileFilter.from_globs(
             config.discovery.include, config.discovery.exclude
         )

@@ -1,12 +1,15 @@
 """Session lifecycle: initialize, initialized, configuration, shutdown and exit.
 
 - ``initialize`` negotiates the position encoding and creates one project per
-  workspace folder with settings from ``pyproject.toml``, ``remora.yaml`` and
-  ``initializationOptions`` (either the settings themselves or under a
-  ``remora`` key). Problems found are shown once the session is up.
+  workspace folder with settings from the person's settings file,
+  ``pyproject.toml``, ``remora.yaml`` and ``initializationOptions`` (either the
+  settings themselves or under a ``remora`` key; a top-level
+  ``workspaceTrust`` is the client's trust, see ``remora_lsp/trust.py``).
+  Problems found are shown once the session is up.
 - ``initialized`` pulls ``workspace/configuration`` (section ``remora``) when
   the client offers it, then starts every project: open the store, load it,
-  index the workspace (with work-done progress when supported).
+  index the workspace (with work-done progress when supported); then asks
+  whether to trust a repository that needs it, or says why it is untrusted.
 - ``workspace/didChangeConfiguration`` re-reads settings and restarts the
   projects whose effective settings changed (a warm start, ids kept).
 - ``shutdown`` writes everything pending and closes every store and worker
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from remora_core.config import describe_problems, load_config, merge
+from remora_core.config import describe_problems, load_settings, merge
 from remora_core.project import Project
 
 from remora_lsp.convert import encoding_of
@@ -33,6 +36,7 @@ from remora_lsp.features.proposals import follow_proposals
 from remora_lsp.logs import forward_to_client
 from remora_lsp.progress import LspProgress, supports_progress
 from remora_lsp.projects import uri_to_path
+from remora_lsp.trust import client_trust
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
@@ -64,11 +68,18 @@ def make_project(
     ls: RemoraLanguageServer, root: Path, settings: dict[str, Any] | None
 ) -> tuple[Project, list[str]]:
     """A project for ``root`` with its effective settings, and their problems."""
-    config, problems = load_config(root, settings)
+    loaded = load_settings(root, settings)
+    trust = ls.trust.for_project(root, loaded)
     progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
-    project = Project(root, config, notify=ls.tell_user, progress=progress)
+    project = Project(
+        root,
+        loaded.config(trust.trusted),
+        notify=ls.tell_user,
+        progress=progress,
+        trust=trust,
+    )
     attach(ls, project)
-    return project, problems
+    return project, loaded.problems
 
 
 def attach(ls: RemoraLanguageServer, project: Project) -> None:
@@ -88,6 +99,7 @@ def register(server: RemoraLanguageServer) -> None:
     def initialize(ls: RemoraLanguageServer, params: types.InitializeParams) -> None:
         ls.encoding = encoding_of(ls.workspace.position_encoding)
         attach(ls, ls.projects.loose)
+        ls.trust.client = client_trust(params.initialization_options)
         ls.initialization_settings = _editor_settings(params.initialization_options)
         ls.editor_settings = ls.initialization_settings
         for root in _folders(params):
@@ -107,7 +119,11 @@ def register(server: RemoraLanguageServer) -> None:
         await _pull_settings(ls, restart=False)
         await _watch_files(ls)
         for project in ls.projects:
-            ls.run_task(_start(ls, project), name=f"start {project.root}")
+            started = ls.run_task(_start(ls, project), name=f"start {project.root}")
+            if project.root is not None:
+                ls.starting[project.root] = started
+        for root in list(ls.projects.by_root):
+            ls.trust.review(root)
         if ls.process_id:
             ls.run_task(_watch_parent(ls, ls.process_id), name="parent watch")
 
@@ -185,23 +201,44 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
             log.info("workspace/configuration failed: %s", error)
     problems: list[str] = []
     for root, project in list(ls.projects.by_root.items()):
-        config, found = load_config(root, ls.editor_settings)
-        problems += [f"{root.name}: {p}" for p in found]
-        if config == project.config:
+        loaded = load_settings(root, ls.editor_settings)
+        problems += [f"{root.name}: {p}" for p in loaded.problems]
+        for message in loaded.refused:
+            ls.tell_user(message)
+        trust = ls.trust.for_project(root, loaded)
+        config = loaded.config(trust.trusted)
+        if config == project.config and (trust.trusted, trust.person_origins) == (
+            project.trust.trusted,
+            project.trust.person_origins,
+        ):
             continue
         if not restart:
-            project.reconfigure(config)
+            project.reconfigure(config, trust)
             continue
         log.info("settings of %s changed: restarting its project", root)
-        fresh, _ = make_project(ls, root, ls.editor_settings)
-        fresh.documents = project.documents
-        ls.projects.add(fresh)
-        await project.close()
-        ls.run_task(_start(ls, fresh), name=f"restart {root}")
-        if ls.polling:
-            _poll(ls, fresh)
+        await restart_project(ls, root)
     if problems:
         ls.tell_user(describe_problems(problems))
+
+
+async def restart_project(ls: RemoraLanguageServer, root: Path) -> None:
+    """Replace the project of ``root`` by one with the current settings and
+    trust (a warm start: ids are kept, open documents carried over).
+    """
+    starting = ls.starting.get(root)
+    if starting is not None and not starting.done():
+        # Two stores of one project opening at once race in their migrations.
+        await asyncio.wait([starting])
+    project = ls.projects.by_root.get(root)
+    if project is None:
+        return
+    fresh, _ = make_project(ls, root, ls.editor_settings)
+    fresh.documents = project.documents
+    ls.projects.add(fresh)
+    await project.close()
+    ls.starting[root] = ls.run_task(_start(ls, fresh), name=f"restart {root}")
+    if ls.polling:
+        _poll(ls, fresh)
 
 
 async def _watch_files(ls: RemoraLanguageServer) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from remora_core.events.models import HumanChat
 from remora_core.project import Project
+from remora_core.trust import Trust
 
 from tests.core.swarm_support import TIMEOUT, all_events, node, quiet, settings
 from tests.fakes.model_server import ModelServer
@@ -55,7 +56,13 @@ class AgentHarness:
         root.mkdir(parents=True, exist_ok=True)
         (root / "shop.py").write_text(SHOP, encoding="utf-8")
 
-    async def start(self, **sections: Any) -> Project:
+    async def start(
+        self, *, trusted: bool = False, trust: Trust | None = None, **sections: Any
+    ) -> Project:
+        """Start the project; ``trusted``: the repository's own bundles,
+        extensions and tools are used (the person trusts it); ``trust``: all
+        of it given.
+        """
         model = {
             "base_url": self.server.url,
             "name": "scripted",
@@ -63,7 +70,12 @@ class AgentHarness:
             **sections.pop("model", {}),
         }
         config = settings(model=model, **sections)
-        self.project = Project(self.root, config, notify=self.told.append)
+        self.project = Project(
+            self.root,
+            config,
+            notify=self.told.append,
+            trust=trust or Trust.for_settings(config.model, trusted=trusted),
+        )
         await self.project.start()
         await quiet(self.project.swarm)
         return self.project

@@ -63,7 +63,9 @@ async def test_a_bundle_narrows_tools_and_runs_its_pym_script(shop):
         scripts=("read_file.pym",),
     )
     (shop.root / "notes.txt").write_text("first line\nsecond\n", encoding="utf-8")
-    await shop.start(bundles={"function": "counter"}, model={"protocol": "tools"})
+    await shop.start(
+        trusted=True, bundles={"function": "counter"}, model={"protocol": "tools"}
+    )
     shop.server.reply_tool_call("read_file", {"path": "notes.txt"})
     shop.server.reply_tool_call("read_file", {"path": "../../etc/passwd"})
     shop.server.reply_text("Read it.")
@@ -87,7 +89,9 @@ async def test_a_bundle_overrides_the_model_and_protocol(shop):
         "name: small\nmodel: {name: tiny-model, protocol: fenced, "
         "extra_body: {top_k: 5}}\ngrammar: 'root ::= .*'\n",
     )
-    await shop.start(bundles={"function": "small"}, model={"extra_body": {"seed": 1}})
+    await shop.start(
+        trusted=True, bundles={"function": "small"}, model={"extra_body": {"seed": 1}}
+    )
     await shop.ask("total", "Hello?")
 
     request = shop.server.requests[0]
@@ -102,7 +106,7 @@ async def test_an_extension_adds_prompt_workspace_and_tool_and_reloads(shop):
     models.mkdir(parents=True)
     extension = models / "totals.py"
     extension.write_text(EXTENSION, encoding="utf-8")
-    await shop.start(model={"protocol": "tools"})
+    await shop.start(trusted=True, model={"protocol": "tools"})
     shop.server.reply_tool_call("list_prices", {"prefix": "ap"})
     shop.server.reply_text("Two.")
     events = await shop.ask("total", "Which prices start with ap?")
@@ -129,7 +133,7 @@ async def test_a_broken_extension_is_reported_and_skipped(shop):
     models.mkdir(parents=True)
     (models / "broken.py").write_text("class Oops(:\n", encoding="utf-8")
     (models / "totals.py").write_text(EXTENSION, encoding="utf-8")
-    await shop.start()
+    await shop.start(trusted=True)
     events = await shop.ask("total", "Hi")
 
     assert of_type(events, "agent_completed")
@@ -138,7 +142,7 @@ async def test_a_broken_extension_is_reported_and_skipped(shop):
 
 
 async def test_memory_is_kept_between_turns_and_can_be_cleared(shop):
-    project = await shop.start(model={"protocol": "tools"})
+    project = await shop.start(trusted=True, model={"protocol": "tools"})
     shop.server.reply_tool_call("kv_set", {"key": "mood", "value": {"ok": True}})
     shop.server.reply_text("Remembered.")
     await shop.ask("total", "Remember that I am happy.")

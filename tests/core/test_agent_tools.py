@@ -450,7 +450,10 @@ async def test_pym_tool_cannot_read_a_secret_either(shop):
     (tools.parent / "bundle.yaml").write_text("name: peeker\n", encoding="utf-8")
     (tools / "peek.pym").write_text(PEEK, encoding="utf-8")
     await start(
-        shop, secrets={"exclude": ["secret_*.py"]}, bundles={"function": "peeker"}
+        shop,
+        trusted=True,
+        secrets={"exclude": ["secret_*.py"]},
+        bundles={"function": "peeker"},
     )
     shop.server.reply_tool_call("peek", {"node_id": shop.id("tax")})
     shop.server.reply_tool_call(

@@ -115,7 +115,9 @@ def test_project_bundle_overrides_shipped_one(tmp_path, messages):
         "limits: {max_turns: 2, timeout_s: 30}\n"
         "grammar: 'root ::= \"x\"'\n",
     )
-    registry = BundleRegistry(tmp_path, {"function": "docstring"}, messages.append)
+    registry = BundleRegistry(
+        tmp_path, {"function": "docstring"}, messages.append, trusted=True
+    )
     bundle = registry.for_node(node(NodeKind.FUNCTION))
     assert bundle.system_prompt == "Use Google style."
     assert bundle.tool_names == ("rewrite_self",)
@@ -135,7 +137,9 @@ def test_project_only_bundle_with_pym_tools(tmp_path, messages):
     scripts.mkdir()
     (scripts / "lint.pym").write_text("x = Input('x')\n")
     (scripts / "unused.pym").write_text("")
-    registry = BundleRegistry(tmp_path, {"file": "linter"}, messages.append)
+    registry = BundleRegistry(
+        tmp_path, {"file": "linter"}, messages.append, trusted=True
+    )
     assert "linter" in registry.names()
     bundle = registry.for_node(node(NodeKind.FILE))
     assert bundle.name == "linter"  # defaults to the directory name
@@ -147,7 +151,9 @@ def test_project_only_bundle_with_pym_tools(tmp_path, messages):
 
 def test_unknown_tool_name_is_reported_and_bundle_skipped(tmp_path, messages):
     write_bundle(tmp_path, "mine", "tools: [rewrite_self, delete_everything]\n")
-    registry = BundleRegistry(tmp_path, {"function": "mine"}, messages.append)
+    registry = BundleRegistry(
+        tmp_path, {"function": "mine"}, messages.append, trusted=True
+    )
     assert registry.for_node(node(NodeKind.FUNCTION)).name == "code_agent"
     assert registry.for_node(node(NodeKind.FUNCTION)).name == "code_agent"
     assert len(messages) == 1
@@ -158,7 +164,7 @@ def test_unknown_tool_name_is_reported_and_bundle_skipped(tmp_path, messages):
 
 def test_broken_yaml_reported_once_then_reloaded_when_fixed(tmp_path, messages):
     path = write_bundle(tmp_path, "docstring", "name: docstring\ntools: [a, b\n")
-    registry = BundleRegistry(tmp_path, {}, messages.append)
+    registry = BundleRegistry(tmp_path, {}, messages.append, trusted=True)
     # The shipped bundle of the same name stands in.
     assert registry.get("docstring").directory == SHIPPED_DIR / "docstring"
     registry.get("docstring")
@@ -188,7 +194,7 @@ def test_broken_yaml_reported_once_then_reloaded_when_fixed(tmp_path, messages):
 )
 def test_bad_fields_are_reported_with_the_file(tmp_path, messages, text, expected):
     write_bundle(tmp_path, "mine", text)
-    registry = BundleRegistry(tmp_path, {}, messages.append)
+    registry = BundleRegistry(tmp_path, {}, messages.append, trusted=True)
     assert registry.get("mine").name == "code_agent"
     assert len(messages) == 1
     assert ".remora/bundles/mine/bundle.yaml: " in messages[0]
@@ -197,7 +203,7 @@ def test_bad_fields_are_reported_with_the_file(tmp_path, messages, text, expecte
 
 def test_edited_project_bundle_is_reloaded_and_deleted_one_forgotten(tmp_path):
     path = write_bundle(tmp_path, "code_agent", "system_prompt: one\n")
-    registry = BundleRegistry(tmp_path, {})
+    registry = BundleRegistry(tmp_path, {}, trusted=True)
     assert registry.for_node(node(NodeKind.CLASS)).system_prompt == "one"
     path.write_text("system_prompt: two\n")
     bump(path)
@@ -208,14 +214,14 @@ def test_edited_project_bundle_is_reloaded_and_deleted_one_forgotten(tmp_path):
 
 def test_project_code_agent_is_the_fallback_for_unknown_names(tmp_path, messages):
     write_bundle(tmp_path, "code_agent", "system_prompt: house rules\n")
-    registry = BundleRegistry(tmp_path, {}, messages.append)
+    registry = BundleRegistry(tmp_path, {}, messages.append, trusted=True)
     assert registry.get("missing").system_prompt == "house rules"
     assert len(messages) == 1
 
 
 def test_empty_bundle_yaml_means_all_defaults(tmp_path, messages):
     write_bundle(tmp_path, "plain", "")
-    bundle = BundleRegistry(tmp_path, {}, messages.append).get("plain")
+    bundle = BundleRegistry(tmp_path, {}, messages.append, trusted=True).get("plain")
     assert (bundle.name, bundle.tool_names, bundle.system_prompt) == (
         "plain",
         CORE_TOOLS,

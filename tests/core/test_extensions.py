@@ -78,7 +78,7 @@ def messages() -> list[str]:
 
 def test_matching_by_kind_and_pattern(tmp_path, messages):
     write(tmp_path, "api.py", API)
-    registry = ExtensionRegistry(tmp_path, messages.append)
+    registry = ExtensionRegistry(tmp_path, messages.append, trusted=True)
     handler = node(NodeKind.FUNCTION, "handle_get")
     assert classes(registry.matching(handler)) == ["ApiHandlers", "Everywhere"]
     # The pattern is tried on the dotted module path and on path::qualified name.
@@ -109,7 +109,7 @@ def test_pattern_on_path_and_qualified_name(tmp_path):
             match_pattern = "*Repository"
         """,
     )
-    registry = ExtensionRegistry(tmp_path)
+    registry = ExtensionRegistry(tmp_path, trusted=True)
     save = node(NodeKind.METHOD, "User.save", "models/user.py")
     assert classes(registry.matching(save)) == ["Models"]
     repo = node(NodeKind.CLASS, "UserRepository", "db.py")
@@ -119,7 +119,7 @@ def test_pattern_on_path_and_qualified_name(tmp_path):
 
 async def test_tools_become_pydantic_ai_tools(tmp_path):
     write(tmp_path, "api.py", API)
-    registry = ExtensionRegistry(tmp_path)
+    registry = ExtensionRegistry(tmp_path, trusted=True)
     extension = registry.matching(node(NodeKind.FUNCTION, "handle_get"))[0]
     assert extension.system_prompt.startswith("You are an HTTP handler")
     assert extension.get_workspaces() == ["api/schemas.py"]
@@ -142,7 +142,7 @@ async def test_tools_become_pydantic_ai_tools(tmp_path):
 
 def test_edited_file_is_reloaded_and_deleted_file_forgotten(tmp_path):
     path = write(tmp_path, "api.py", API)
-    registry = ExtensionRegistry(tmp_path)
+    registry = ExtensionRegistry(tmp_path, trusted=True)
     handler = node(NodeKind.FUNCTION, "handle_get")
     first = registry.matching(handler)
     assert registry.matching(handler) == first  # unchanged: same instances
@@ -154,7 +154,7 @@ def test_edited_file_is_reloaded_and_deleted_file_forgotten(tmp_path):
 
 
 def test_new_file_is_picked_up(tmp_path):
-    registry = ExtensionRegistry(tmp_path)
+    registry = ExtensionRegistry(tmp_path, trusted=True)
     handler = node(NodeKind.FUNCTION, "handle_get")
     assert registry.matching(handler) == []
     write(tmp_path, "api.py", API)
@@ -173,7 +173,7 @@ def test_syntax_error_reported_with_line_while_other_file_works(tmp_path, messag
             pass
         """,
     )
-    registry = ExtensionRegistry(tmp_path, messages.append)
+    registry = ExtensionRegistry(tmp_path, messages.append, trusted=True)
     handler = node(NodeKind.FUNCTION, "handle_get")
     assert classes(registry.matching(handler)) == ["ApiHandlers", "Everywhere"]
     assert classes(registry.matching(handler)) == ["ApiHandlers", "Everywhere"]
@@ -196,7 +196,7 @@ def test_syntax_error_reported_with_line_while_other_file_works(tmp_path, messag
 
 def test_error_while_executing_names_its_line(tmp_path, messages):
     write(tmp_path, "boom.py", "import os\n\nvalue = 1 / 0\n")
-    registry = ExtensionRegistry(tmp_path, messages.append)
+    registry = ExtensionRegistry(tmp_path, messages.append, trusted=True)
     assert registry.matching(node(NodeKind.FILE, "api/users.py")) == []
     assert messages == [
         "Remora: extension .remora/models/boom.py, line 3: "
@@ -228,7 +228,7 @@ def test_bad_class_skipped_and_its_neighbours_kept(tmp_path, messages):
                 return ""
         """,
     )
-    registry = ExtensionRegistry(tmp_path, messages.append)
+    registry = ExtensionRegistry(tmp_path, messages.append, trusted=True)
     assert classes(registry.matching(node(NodeKind.METHOD, "A.b"))) == ["Good"]
     assert len(messages) == 3
     wrong, fails, clash = messages
@@ -241,7 +241,10 @@ def test_bad_class_skipped_and_its_neighbours_kept(tmp_path, messages):
 
 def test_no_root_and_no_directory_mean_no_extensions(tmp_path):
     assert ExtensionRegistry(None).matching(node(NodeKind.FILE, "a.py")) == []
-    assert ExtensionRegistry(tmp_path).matching(node(NodeKind.FILE, "a.py")) == []
+    assert (
+        ExtensionRegistry(tmp_path, trusted=True).matching(node(NodeKind.FILE, "a.py"))
+        == []
+    )
 
 
 def test_base_class_defaults_match_everything():

@@ -264,7 +264,12 @@ async def test_max_turns_from_a_bundle_wins(shop):
         "name: short\nlimits: {max_turns: 3}\n", encoding="utf-8"
     )
     shop.server.responder = keeps_calling_tools
-    await shop.start(model=FAST, agents={"max_turns": 5}, bundles={"function": "short"})
+    await shop.start(
+        trusted=True,
+        model=FAST,
+        agents={"max_turns": 5},
+        bundles={"function": "short"},
+    )
     events = await shop.ask("total", "Loop.")
 
     error = failure(events)

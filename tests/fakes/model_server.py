@@ -11,6 +11,7 @@ the script is empty)::
         server.reply_tool_call("rewrite_self", {"new_source": "def f(): ..."})
         server.reply_status(500, "boom")
         server.reply_delay(30)            # answers nothing for 30 s
+        server.reply_echo_headers(401)    # an error whose body repeats the headers
         ...
         server.requests                   # every request body received (dicts)
         server.headers                    # the HTTP headers of each request
@@ -48,6 +49,9 @@ class Reply:
     """Raw response body (overrides everything but ``status``)."""
     delay_s: float = 0.0
     usage: tuple[int, int] = (10, 5)
+    echo_headers: bool = False
+    """Answer ``status`` with an error message quoting the request's headers
+    (as careless servers and proxies do)."""
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -84,6 +88,10 @@ class ModelServer:
         """Queue an HTTP error answer."""
         body = json.dumps({"error": {"message": message, "type": "server_error"}})
         self.script.append(Reply(status=status, body=body.encode()))
+
+    def reply_echo_headers(self, status: int = 401) -> None:
+        """Queue an error whose message repeats every request header."""
+        self.script.append(Reply(status=status, echo_headers=True))
 
     def reply_raw(self, body: bytes, status: int = 200) -> None:
         """Queue a raw body (e.g. invalid JSON)."""
@@ -160,7 +168,12 @@ class ModelServer:
                 except ValueError:
                     self._send(400, b'{"error": {"message": "bad json"}}')
                     return
-                reply = server._next(request, dict(self.headers.items()))
+                headers = dict(self.headers.items())
+                reply = server._next(request, headers)
+                if reply.echo_headers:
+                    message = f"request refused; it came with headers {headers}"
+                    error = {"error": {"message": message, "type": "auth_error"}}
+                    reply = Reply(status=reply.status, body=json.dumps(error).encode())
                 if reply.delay_s and not self._wait(reply.delay_s):
                     with server.lock:
                         server.closed_early += 1

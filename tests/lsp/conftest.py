@@ -70,12 +70,20 @@ async def session(
     *,
     utf32: bool = False,
     adjust=None,
+    args: tuple[str, ...] = ("-v",),
+    setup=None,
 ):
-    """A hand-started session on ``root`` (for restarts, failures, encodings)."""
-    client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
+    """A hand-started session on ``root`` (for restarts, failures, encodings).
+
+    ``args``: the server's command-line options; ``setup(client)`` runs before
+    ``initialize`` (to register handlers for requests the server sends early).
+    """
+    client = await ClientServerConfig(server_command=[str(SERVER), *args]).start()
     client.editor = editor  # type: ignore[attr-defined]
     client.root = root  # type: ignore[attr-defined]
     record_server_messages(client)
+    if setup is not None:
+        setup(client)
     params = initialize_params(editor, root, initialization_options=settings)
     if utf32:
         params.capabilities.general = types.GeneralClientCapabilities(

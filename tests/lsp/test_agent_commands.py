@@ -40,6 +40,9 @@ COMMANDS = [
     "remora.node.get",
     "remora.node.at",
     "remora.node.events",
+    "remora.trust.get",
+    "remora.trust.set",
+    "remora.trust.revoke",
 ]
 UNKNOWN_NODE = "rm_zzzzzzzz"
 UNKNOWN_PROPOSAL = "pr_000000000000"

@@ -16,6 +16,9 @@ Decisions:
   only noted in the agent's memory, so typing never burns model time.
 * A broken project bundle is reported once per change of its files and skipped:
   the shipped bundle of the same name is used, or else ``code_agent``.
+* Project bundles are the repository's code (their ``.pym`` tools run, their
+  ``model.base_url`` receives requests): they are loaded only in a trusted
+  project (``trust.py``); otherwise only the shipped bundles exist.
 """
 
 from __future__ import annotations
@@ -216,7 +219,8 @@ class BundleRegistry:
 
     ``mapping`` is the ``bundles`` setting (node kind → bundle name). Project
     bundles are looked up on every call with one ``stat`` and reloaded when their
-    files change. Problems go to ``notify`` once per change (and to the log).
+    files change; without ``trusted`` they are not loaded at all. Problems go to
+    ``notify`` once per change (and to the log).
     """
 
     def __init__(
@@ -224,8 +228,13 @@ class BundleRegistry:
         root: Path | None,
         mapping: dict[str, str],
         notify: Callable[[str], None] | None = None,
+        *,
+        trusted: bool = False,
     ) -> None:
-        self._project_dir = root / ".remora" / "bundles" if root is not None else None
+        directory = root / ".remora" / "bundles" if root is not None else None
+        self._project_dir = directory if trusted else None
+        self._untrusted_dir = None if trusted else directory
+        """The repository's bundles, not loaded (to say so when one is asked for)."""
         self._notify = notify
         self._shipped = _load_shipped()
         self._cache: dict[str, tuple[tuple[int, int, int], Bundle | None]] = {}
@@ -260,6 +269,14 @@ class BundleRegistry:
             return found
         if name in self._cache:  # the project's bundle exists but is broken
             return self._project(DEFAULT_BUNDLE) or self._shipped[DEFAULT_BUNDLE]
+        untrusted = self._untrusted_dir
+        if untrusted is not None and (untrusted / name / _FILE).is_file():
+            self._report(
+                ("untrusted", name),
+                f"Remora: bundle {name!r} is the repository's and the project is "
+                f"not trusted; using {DEFAULT_BUNDLE!r}",
+            )
+            return self._shipped[DEFAULT_BUNDLE]
         self._report(
             ("unknown", name),
             f"Remora: no bundle named {name!r} (known: {', '.join(self.names())}); "

@@ -28,6 +28,8 @@ under a unique module name (as pytest does with ``conftest.py``), once per
 change of the file, and every class is instantiated once per load (its instance
 serves every matching node). A file that fails, or a class that cannot be used,
 is reported once per change of that file and skipped; the others keep working.
+Being the repository's code, they are loaded only in a trusted project
+(``trust.py``): an untrusted project has no extensions.
 """
 
 from __future__ import annotations
@@ -117,9 +119,16 @@ class ExtensionRegistry:
     """The extensions of one project, reloaded when their files change."""
 
     def __init__(
-        self, root: Path | None, notify: Callable[[str], None] | None = None
+        self,
+        root: Path | None,
+        notify: Callable[[str], None] | None = None,
+        *,
+        trusted: bool = False,
     ) -> None:
-        self._directory = root / ".remora" / "models" if root is not None else None
+        self._directory = (
+            root / ".remora" / "models" if root is not None and trusted else None
+        )
+        """None: no extensions (no root, or the repository is not trusted)."""
         self._notify = notify
         self._files: dict[Path, _Loaded] = {}
         self._loads = 0

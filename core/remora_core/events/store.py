@@ -12,6 +12,10 @@ batches are matched and published in ``seq`` order. Events appended with
 ``linger`` (a turn's bookkeeping, which nobody waits for) wait up to
 :data:`LINGER_S` for the next event to share its transaction.
 
+Every event is scrubbed of secrets (key values, ``Authorization`` values, URL
+userinfo; ``redact.py``) before it is written, so the log, the bus and every
+client see the scrubbed event.
+
 Without a usable database (memory-only projects, a damaged store) the log keeps
 ``seq`` in memory and remembers the last :data:`MEMORY_KEEP` events for queries.
 """
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remora_core.events.models import Event, parse_event
+from remora_core.redact import scrub, scrub_json
 
 if TYPE_CHECKING:
     from remora_core.store.database import Database
@@ -149,6 +154,15 @@ def _insert_events(
     for sql, extra in extras.items():
         db.executemany(sql, extra)
     return outcomes
+
+
+def _scrubbed(event: Event) -> tuple[Event, str]:
+    """``event`` without secrets in any of its texts, and its JSON."""
+    payload = event.model_dump_json()
+    if scrub(payload) is payload:  # the common case: one regex scan
+        return event, payload
+    clean = parse_event(scrub_json(event.model_dump(mode="json")))
+    return clean, clean.model_dump_json()
 
 
 class EventStore:
@@ -312,7 +326,13 @@ class EventStore:
     async def _write(
         self, events: list[Event]
     ) -> list[StoredEvent | sqlite3.IntegrityError]:
-        """Write one batch; per event, its stored form or why it was refused."""
+        """Write one batch; per event, its stored form or why it was refused.
+
+        What is written (and then published) is each event scrubbed of
+        secrets (``redact.py``): the one place every event passes.
+        """
+        prepared = [_scrubbed(event) for event in events]
+        events = [event for event, _ in prepared]
         nodes = [event.concerned_nodes() for event in events]
         if not self.durable:
             base = self.last_seq
@@ -328,8 +348,8 @@ class EventStore:
         # Made here, not in the database thread: Python work there waits for
         # the GIL while this thread is busy (up to sys.getswitchinterval()).
         batch = [
-            (event, found, event.model_dump_json())
-            for event, found in zip(events, nodes, strict=True)
+            (event, found, payload)
+            for (event, payload), found in zip(prepared, nodes, strict=True)
         ]
         floor = self.last_seq
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from remora_core.redact import scrub
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -54,6 +56,9 @@ class RunStore:
         """Record how a run ended."""
         if self.database is None:
             return
+
+        if error is not None:
+            error = scrub(error)  # like the runner's own writes
 
         def work(db: sqlite3.Connection) -> None:
             db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))

@@ -26,6 +26,7 @@ from remora_core.events.models import (
     AgentStarted,
 )
 from remora_core.model import AgentStatus
+from remora_core.redact import scrub
 from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
 from remora_core.swarm.turns import Turn, TurnFailed
 
@@ -214,9 +215,21 @@ class Runner:
         status: str = "completed",
         error: str | None = None,
     ) -> None:
-        """Emit a run's last event; the run's row is updated in its transaction."""
+        """Emit a run's last event; the run's row is updated in its transaction.
+
+        The row's ``error`` is scrubbed of secrets here, where run errors are
+        written (the event is scrubbed by the event store).
+        """
         self.swarm.events.also_write(
-            FINISH_RUN_SQL, [(status, time.time(), error, turn.run_id)]
+            FINISH_RUN_SQL,
+            [
+                (
+                    status,
+                    time.time(),
+                    None if error is None else scrub(error),
+                    turn.run_id,
+                )
+            ],
         )
         await turn.emit(event)
 
