@@ -11,6 +11,9 @@
   projects whose effective settings changed (a warm start, ids kept).
 - ``shutdown`` writes everything pending and closes every store and worker
   pool, so ``exit`` ends the process at once.
+- A project whose store another server owned (it served it read-only) is
+  restarted when that server stops, and then owns the store itself: the person
+  is told once (``core/remora_core/following.py``).
 """
 
 from __future__ import annotations
@@ -66,9 +69,47 @@ def make_project(
     """A project for ``root`` with its effective settings, and their problems."""
     config, problems = load_config(root, settings)
     progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
-    project = Project(root, config, notify=ls.tell_user, progress=progress)
+    project = Project(
+        root,
+        config,
+        notify=ls.tell_user,
+        progress=progress,
+        on_owner_gone=lambda: ls.run_task(_take_over(ls, root), name="take over"),
+    )
     attach(ls, project)
     return project, problems
+
+
+async def restart_project(ls: RemoraLanguageServer, project: Project) -> Project:
+    """Replace ``project`` by a fresh one on the same root (a warm start: ids
+    kept, open buffers carried over); the fresh one.
+    """
+    assert project.root is not None
+    fresh, _ = make_project(ls, project.root, ls.editor_settings)
+    fresh.documents = project.documents
+    ls.projects.add(fresh)
+    await project.close()  # gives up the store's lock before the fresh one opens it
+    ls.run_task(_start(ls, fresh), name=f"restart {project.root}")
+    if ls.polling:
+        _poll(ls, fresh)
+    return fresh
+
+
+async def _take_over(ls: RemoraLanguageServer, root: Path) -> None:
+    """The server that owned ``root``'s store stopped: own it now."""
+    project = ls.projects.by_root.get(root)
+    if project is None or project.closed:
+        return
+    owner = project.store_owner
+    fresh = await restart_project(ls, project)
+    await fresh.loaded.wait()
+    if not fresh.following:
+        who = owner.describe() if owner is not None else "another process"
+        ls.tell_user(
+            f"Remora: the server that owned the store of {root.name} ({who}) "
+            "stopped; this server owns it now (agents run here).",
+            types.MessageType.Info,
+        )
 
 
 def attach(ls: RemoraLanguageServer, project: Project) -> None:
@@ -193,13 +234,7 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
             project.reconfigure(config)
             continue
         log.info("settings of %s changed: restarting its project", root)
-        fresh, _ = make_project(ls, root, ls.editor_settings)
-        fresh.documents = project.documents
-        ls.projects.add(fresh)
-        await project.close()
-        ls.run_task(_start(ls, fresh), name=f"restart {root}")
-        if ls.polling:
-            _poll(ls, fresh)
+        await restart_project(ls, project)
     if problems:
         ls.tell_user(describe_problems(problems))
 
