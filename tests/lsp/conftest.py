@@ -70,9 +70,14 @@ async def session(
     *,
     utf32: bool = False,
     adjust=None,
+    command: list[str] | None = None,
 ):
-    """A hand-started session on ``root`` (for restarts, failures, encodings)."""
-    client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
+    """A hand-started session on ``root`` (for restarts, failures, encodings);
+    ``command`` starts the server another way (e.g. in a mount namespace).
+    """
+    client = await ClientServerConfig(
+        server_command=command or [str(SERVER), "-v"]
+    ).start()
     client.editor = editor  # type: ignore[attr-defined]
     client.root = root  # type: ignore[attr-defined]
     record_server_messages(client)
