@@ -121,7 +121,9 @@ class StoreFollower:
             if not await database.connect_read_only():
                 return  # the owner is still creating or migrating it
             self.mark, self.version = 0.0, None
-        elif file_identity(database.path) != database.identity:
+        elif (current := file_identity(database.path)) != database.identity:
+            if current is None:
+                return  # deleted: keep reading it until its owner rebuilds it
             if not await database.reconnect_read_only():
                 return  # rebuilt by its owner: not there yet
             self.mark, self.version = 0.0, None

@@ -10,7 +10,8 @@
   and the person is told once.
 - The store's file deleted (``rm -rf .remora``) or replaced while open: the
   owner rebuilds it from its connection, with every row, and goes on writing
-  to the new file; a file found in the way is moved aside, not lost.
+  to the new file; a file found in the way is moved aside, not lost. A
+  follower whose owner died before rebuilding it saves what it still reads.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ import sqlite3
 
 from remora_core.events.models import HumanChat
 from remora_core.events.store import EventStore
+from remora_core.project import Project
 from remora_core.store import Database
 from remora_core.store.migrations import LATEST_VERSION
 from remora_core.store.ownership import OwnerInfo, StoreLock
 from remora_core.store.rebuild import rebuild_if_gone
+
+from tests.core.swarm_support import node, settings
 
 
 def chat(n: int) -> HumanChat:
@@ -220,3 +224,36 @@ async def test_a_replaced_store_is_moved_aside_and_rebuilt(tmp_path):
         await database.close()
     assert rows(database.path, "SELECT seq FROM events ORDER BY seq") == [(1,), (2,)]
     assert rows(database.path, "PRAGMA integrity_check") == [("ok",)]
+
+
+# ---- a follower whose owner died with the store deleted ------------------------------
+
+
+async def test_a_follower_saves_the_store_its_dead_owner_never_rebuilt(tmp_path):
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def alpha():\n    return 1\n", "utf-8")
+    owner = Project(root, settings())
+    await owner.start()
+    alpha = node(owner.graph, "pkg/a.py", "alpha").id
+    await owner.swarm.emit(HumanChat(to_agent=alpha, message="remember"))
+    gone = asyncio.Event()
+    follower = Project(root, settings(), on_owner_gone=gone.set)
+    await follower.start()
+    try:
+        assert follower.following
+        assert node(follower.graph, "pkg/a.py", "alpha").id == alpha
+        # The store is deleted, and its owner dies before it could rebuild it
+        # (closing its watchers first stands for the death).
+        await owner.watchers.close()
+        shutil.rmtree(root / ".remora")
+        await owner.close()
+        await asyncio.wait_for(gone.wait(), 30)
+    finally:
+        await follower.close()
+    store = root / ".remora" / "remora.db"
+    assert rows(store, "SELECT id FROM nodes WHERE qualified_name = 'alpha'") == [
+        (alpha,)
+    ]
+    assert ("human_chat",) in rows(store, "SELECT type FROM events")
+    assert rows(store, "PRAGMA integrity_check") == [("ok",)]
