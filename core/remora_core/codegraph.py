@@ -204,6 +204,38 @@ class CodeGraph:
                 self._edges_by_file.setdefault(source.file_path, []).append(edge)
                 self._link(edge)
 
+    def replace_file(
+        self,
+        file_node: CodeNode,
+        definitions: list[CodeNode],
+        edges: list[Edge],
+    ) -> None:
+        """Make a file hold exactly these nodes and edges, dropping nodes of it
+        that are not among them (a follower adopting what the owner stored; the
+        same file under another path is the owner's rename of it).
+        """
+        path = file_node.file_path
+        for other, file_id in list(self.file_ids.items()):
+            if file_id == file_node.id and other != path:
+                self._drop_file(other)
+        keep = {file_node.id, *(node.id for node in definitions)}
+        for node_id in [*self._by_file.get(path, ()), self.file_ids.get(path)]:
+            node = self.nodes.get(node_id) if node_id else None
+            if node is not None and node.id not in keep and node.file_path == path:
+                del self.nodes[node.id]
+        self.set_file_edges(path, edges)
+        self.put_file(file_node, definitions)
+
+    def _drop_file(self, path: str) -> None:
+        """Forget a file and its nodes entirely."""
+        for node_id in [*self._by_file.pop(path, ()), self.file_ids.pop(path, None)]:
+            node = self.nodes.get(node_id) if node_id else None
+            if node is not None and node.file_path == path:
+                del self.nodes[node.id]
+        self.set_file_edges(path, [])
+        self._edges_by_file.pop(path, None)
+        self._names.pop(path, None)
+
     def parent_edges(self, path: str) -> list[Edge]:
         """``parent_of`` edges of one file (derived from ``parent_id``)."""
         return [

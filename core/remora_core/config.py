@@ -132,6 +132,15 @@ class SecretSettings(_Section):
     )
 
 
+class StoreSettings(_Section):
+    """The project database (``.remora/remora.db``)."""
+
+    max_mb: float | None = Field(default=None, gt=0)
+    """Largest size the database may grow to (MB); beyond it writes fail like
+    on a full disk (the person is told, work goes on in memory). ``None``: no
+    limit but the disk's."""
+
+
 class RemoraConfig(_Section):
     """Every setting of one project."""
 
@@ -141,6 +150,7 @@ class RemoraConfig(_Section):
     discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
     ids: IdSettings = Field(default_factory=IdSettings)
     secrets: SecretSettings = Field(default_factory=SecretSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     bundles: dict[str, str] = Field(default_factory=dict)
     """Node kind → bundle name."""
 

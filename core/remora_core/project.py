@@ -5,6 +5,10 @@ Life of a project:
 1. :meth:`Project.start` opens ``.remora/remora.db`` (or carries on in memory if
    it cannot), loads the stored graph and sets ``loaded`` (ids are now
    trustworthy), then indexes the workspace (``disk.py``) and sets ``indexed``.
+   Only one server owns a store (``store/ownership.py``): the owner checks
+   every second that its file was not deleted under it (``store/rebuild.py``);
+   a second server opens it read-only and follows it (``following.py``) until
+   the owner goes away, then ``on_owner_gone`` lets the editor restart it.
 2. Open documents are the truth for their files: every ``didChange`` re-parses
    incrementally and re-matches ids at once (cheap); edges and saving follow
    after a quiet period (``discovery.debounce_ms``) per document.
@@ -32,12 +36,14 @@ from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
 from remora_core.documents import OpenDocument, TextChange
+from remora_core.following import StoreFollower, describe_read_only
 from remora_core.indexer import Extractor, scan
 from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
 from remora_core.store import Database, FileRecord, FileSnapshot, NodeStore
 from remora_core.store.nodes import SET_AGENT_STATUS_SQL
+from remora_core.store.rebuild import keep_store
 from remora_core.swarm.engine import Swarm
 from remora_core.swarm.turns import TurnFunction, acknowledge
 from remora_core.tasks import TaskSet
@@ -51,6 +57,7 @@ if TYPE_CHECKING:
     from remora_core.discovery import FileExtraction
     from remora_core.events.store import StoredEvent
     from remora_core.progress import ProgressSink
+    from remora_core.store.ownership import OwnerInfo
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +76,12 @@ class Project:
         progress: Callable[[], ProgressSink] | None = None,
         turn_function: TurnFunction | None = None,
         trust: Trust | None = None,
+        on_owner_gone: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
+        self.on_owner_gone = on_owner_gone
+        """Called when this project followed another server's store and that
+        server went away (the editor restarts the project to own the store)."""
         self.config = config
         self.trust = trust or Trust.for_settings(config.model)
         """Whether the repository's own code runs, and where the key may go.
@@ -99,6 +110,8 @@ class Project:
         """Bus handlers attached to the swarm as soon as it exists (the editor's
         ``remora/event`` stream): they see every event, start-up ones included."""
         self.tasks = TaskSet(f"project {root}")
+        self.watchers = TaskSet(f"project {root} store")
+        """Loops that live as long as the project: keeping or following the store."""
         self.loaded = asyncio.Event()
         self.indexed = asyncio.Event()
         self.filter = FileFilter.from_globs(
@@ -143,6 +156,7 @@ class Project:
     async def start(self) -> None:
         """Open the store, load it and index the workspace."""
         scanning = None
+        follower: StoreFollower | None = None
         if self.root is not None:
             # Listing and hashing the files (a thread) overlaps loading the store.
             scanning = asyncio.ensure_future(
@@ -153,8 +167,18 @@ class Project:
                     self.config.discovery.max_file_bytes,
                 )
             )
-            self.database = await Database.open(self.root, on_problem=self.notify)
+            max_mb = self.config.store.max_mb
+            self.database = await Database.open(
+                self.root,
+                on_problem=self.notify,
+                max_bytes=int(max_mb * 1024 * 1024) if max_mb else None,
+            )
             self.store = NodeStore(self.database)
+            if (told := describe_read_only(self.database)) is not None:
+                self.notify(told)
+            if self.following:
+                follower = StoreFollower(self, self.database)
+                await follower.begin()
             files, nodes, edges = await self.store.load()
             self.records = {record.path: record for record in files}
             self.graph.load(nodes, edges)
@@ -169,6 +193,7 @@ class Project:
             self.config,
             turn_function=self.turn_function or self.agents.turn,
             on_status=self._set_agent_status,
+            run_agents=not self.following,
         )
         for number, listener in enumerate(self.event_listeners):
             self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
@@ -182,12 +207,33 @@ class Project:
                 await self.disk.index_workspace(scanning)
         finally:
             self.indexed.set()
+        if self.database is None:
+            return
+        if follower is not None:
+            self.watchers.spawn(follower.run(self.on_owner_gone), name="follow store")
+            return
+        await self.agents.review.recover()  # acceptances a crash left unrecorded
+        self.watchers.spawn(
+            keep_store(self.database, lambda: self.closed, self.notify),
+            name="keep store",
+        )
+
+    @property
+    def following(self) -> bool:
+        """Whether another server owns the store (this one serves it read-only)."""
+        return self.database is not None and self.database.owner is not None
+
+    @property
+    def store_owner(self) -> OwnerInfo | None:
+        """The server that owns the store, when it is another one."""
+        return self.database.owner if self.database is not None else None
 
     async def close(self) -> None:
         """Write what is pending, then close the worker pool and the store."""
         if self.closed:
             return
         self.closed = True
+        await self.watchers.close()
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()

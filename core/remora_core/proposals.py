@@ -12,6 +12,11 @@ Lifecycle: ``pending`` → ``accepted`` | ``rejected`` | ``stale`` (decided by
 the person or the editor), or ``superseded`` when a newer proposal for the same
 node replaces it (see :meth:`ProposalStore.add`). Decided proposals never
 change again.
+
+A pending proposal whose acceptance was sent to the editor carries the digest
+of the text the edit produces (:meth:`ProposalStore.expect`, column
+``accepting``), so a restart can tell that the editor applied it
+(``review.py``).
 """
 
 from __future__ import annotations
@@ -113,13 +118,18 @@ class ProposalStore:
         """Proposals in memory: all pending ones, the recent decided ones."""
         self._pending_by_node: dict[str, dict[str, Proposal]] = {}
         self._pending_by_path: dict[str, dict[str, Proposal]] = {}
+        self.accepting: dict[str, str] = {}
+        """Pending proposal id → digest of the text its accepted edit produces,
+        as stored by an earlier process (read by :meth:`load`)."""
 
     async def load(self) -> None:
         """Read the pending proposals and the :data:`RECENT` latest decided ones."""
         if self.database is None:
             return
 
-        def work(db: sqlite3.Connection) -> builtins.list[Proposal]:
+        def work(
+            db: sqlite3.Connection,
+        ) -> tuple[builtins.list[Proposal], dict[str, str]]:
             rows: builtins.list[Any] = []
             for query in (
                 f"SELECT {_COLUMNS} FROM proposals WHERE status = 'pending'",
@@ -127,10 +137,33 @@ class ProposalStore:
                 f"ORDER BY created_at DESC LIMIT {RECENT}",
             ):
                 rows.extend(db.execute(query).fetchall())
-            return [Proposal.from_row(tuple(row)) for row in rows]
+            accepting = db.execute(
+                "SELECT id, accepting FROM proposals "
+                "WHERE status = 'pending' AND accepting IS NOT NULL"
+            ).fetchall()
+            proposals = [Proposal.from_row(tuple(row)) for row in rows]
+            return proposals, {key: value for key, value in accepting}
 
-        for proposal in await self.database.read(work, "loading proposals") or []:
+        loaded = await self.database.read(work, "loading proposals")
+        proposals, self.accepting = loaded if loaded is not None else ([], {})
+        for proposal in proposals:
             self._remember(proposal)
+
+    async def expect(self, proposal_id: str, digest: str) -> None:
+        """Remember, durably, the digest of the text accepting ``proposal_id``
+        produces (before the editor is asked to apply it).
+        """
+        if self.database is None:
+            return
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE proposals SET accepting = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (digest, proposal_id),
+            )
+
+        await self.database.transaction(work, "recording an acceptance under way")
 
     async def add(
         self,

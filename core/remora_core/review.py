@@ -17,7 +17,15 @@ and checks what landed:
   ``stale`` with a ``rewrite_stale`` event and is never applied.
 - :meth:`Review.reject` records the feedback and sends the agent a
   ``rewrite_rejected`` event addressed to it (a new correlation), which runs it
-  again with the feedback and the rejected source.
+  again with the feedback and the rejected source. It takes the same decision
+  lock as accepting (:meth:`Review.deciding`): an accept and a reject of one
+  proposal arriving together never both act — the second finds the first's
+  decision, and the record matches the buffer.
+- :meth:`Review.expect` writes down the text a planned edit produces before the
+  editor is asked to apply it; after a crash between the editor applying it and
+  the server recording it, :meth:`Review.recover` (at start-up, and whenever the
+  file changes) records the proposal ``accepted`` once the document holds that
+  text — never ``stale``.
 """
 
 from __future__ import annotations
@@ -81,7 +89,20 @@ class Review:
         self.emit = emit
         self.expected: dict[str, str] = {}
         """Proposal id → digest of the whole text once its planned edit landed."""
+        self.unfinished: set[str] = set()
+        """Acceptances an earlier process sent to the editor and never recorded."""
+        self._written: dict[str, str] = {}
+        """What :meth:`expect` last wrote down per proposal."""
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def load(self) -> None:
+        """Take up the acceptances the store says are under way (after the
+        proposals are loaded).
+        """
+        accepting = self.services.proposals.accepting
+        self.expected.update(accepting)
+        self._written.update(accepting)
+        self.unfinished |= set(accepting)
 
     @contextlib.asynccontextmanager
     async def deciding(self, proposal_id: str) -> AsyncIterator[None]:
@@ -149,6 +170,44 @@ class Review:
         text = self.services.read_text(proposal.file_path)
         return text is not None and text_hash(text) == expected
 
+    async def expect(self, planned: PlannedEdit) -> None:
+        """Write down the text ``planned`` produces, before the editor applies
+        it: what a restart needs to tell that the edit landed.
+        """
+        self.unfinished.discard(planned.proposal_id)  # this process follows it
+        digest = self.expected.get(planned.proposal_id)
+        if digest is None or self._written.get(planned.proposal_id) == digest:
+            return
+        self._written[planned.proposal_id] = digest
+        await self.services.proposals.expect(planned.proposal_id, digest)
+
+    async def recover(self, path: str | None = None) -> list[str]:
+        """Record as accepted the unfinished acceptances (of ``path``, or all)
+        whose text the document now holds; their ids.
+        """
+        recorded: list[str] = []
+        for proposal_id in sorted(self.unfinished):
+            proposal = self.services.proposals.get(proposal_id)
+            if proposal is None or proposal.status != "pending":
+                self.unfinished.discard(proposal_id)
+                continue
+            if path is not None and proposal.file_path != path:
+                continue
+            async with self.deciding(proposal_id):
+                current = self.services.proposals.get(proposal_id)
+                if (
+                    current is None
+                    or current.status != "pending"
+                    or proposal_id not in self.unfinished
+                    or not self.holds(current)
+                ):
+                    continue
+                self.unfinished.discard(proposal_id)
+                log.info("%s was applied before a restart: accepted", proposal_id)
+                await self.accepted(current)
+                recorded.append(proposal_id)
+        return recorded
+
     # ---- decisions -------------------------------------------------------------------
 
     async def accepted(self, proposal: Proposal) -> Proposal:
@@ -184,9 +243,11 @@ class Review:
         """Record a rejection and send the agent its feedback (a new cascade).
 
         ``reserve`` (the runner's) promises a run id for the turn that follows;
-        it is returned.
+        it is returned. :class:`ProposalError` if it was decided meanwhile (an
+        accept running now finishes first: they share :meth:`deciding`).
         """
-        await self.services.proposals.decide(proposal.id, "rejected", feedback)
+        async with self.deciding(proposal.id):
+            await self.services.proposals.decide(proposal.id, "rejected", feedback)
         self.expected.pop(proposal.id, None)
         event = RewriteRejected(
             agent_id=proposal.node_id,
@@ -216,8 +277,12 @@ class Review:
         )
 
     async def document_changed(self, path: str) -> list[str]:
-        """Mark stale the pending proposals of ``path`` whose node changed."""
+        """Mark stale the pending proposals of ``path`` whose node changed (an
+        unfinished acceptance whose text arrived is recorded first).
+        """
         became_stale: list[str] = []
+        if self.unfinished:
+            await self.recover(path)
         for proposal in self.services.proposals.pending(path=path):
             if self.holds(proposal):
                 continue  # the edit that accepts it

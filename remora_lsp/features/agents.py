@@ -30,7 +30,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.events.models import HumanChat
 
-from remora_lsp.features.commands import find_node, single_object
+from remora_lsp.features.commands import ensure_owner, find_node, single_object
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ async def start_run(
     for project in ls.projects:
         await project.loaded.wait()
     project, node = find_node(ls, node_id, active=True)
+    ensure_owner(project, "run agents")
     request = HumanChat(to_agent=node.id, message=message)
     run_id = project.swarm.runner.reserve(request.id)
     await project.swarm.emit(request)
@@ -211,6 +212,7 @@ def register(server: RemoraLanguageServer) -> None:
     async def agent_forget(ls, *args: Any) -> dict[str, bool]:
         arguments = single_object(args, "remora.agent.forget")
         project, node = find_node(ls, arguments.get("node_id"), active=True)
+        ensure_owner(project, "clear an agent's memory")
         if project.agents is None:
             return {"ok": False}
         await project.agents.forget(node.id)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
@@ -34,6 +35,22 @@ def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
             f"{type(args[0]).__name__} {args[0]!r:.60}"
         )
     return args[0]
+
+
+def ensure_owner(project: Project, what: str) -> None:
+    """Refuse ``what`` (e.g. "run agents") with a JSON-RPC ``RequestFailed``
+    error naming the owner, when another server owns ``project``'s store.
+    """
+    owner = project.store_owner
+    if owner is None:
+        return
+    raise JsonRpcException(
+        f"Remora cannot {what} here: another Remora server ({owner.describe()}) "
+        f"owns this project's store, and agents run and proposals are decided in "
+        "its editor. This server serves the project read-only and takes over "
+        "when that server stops.",
+        code=types.LSPErrorCodes.RequestFailed,
+    )
 
 
 def find_node(

@@ -14,6 +14,9 @@
   projects whose effective settings changed (a warm start, ids kept).
 - ``shutdown`` writes everything pending and closes every store and worker
   pool, so ``exit`` ends the process at once.
+- A project whose store another server owned (it served it read-only) is
+  restarted when that server stops, and then owns the store itself: the person
+  is told once (``core/remora_core/following.py``).
 """
 
 from __future__ import annotations
@@ -77,9 +80,29 @@ def make_project(
         notify=ls.tell_user,
         progress=progress,
         trust=trust,
+        on_owner_gone=lambda: ls.run_task(_take_over(ls, root), name="take over"),
     )
     attach(ls, project)
     return project, loaded.problems
+
+
+async def _take_over(ls: RemoraLanguageServer, root: Path) -> None:
+    """The server that owned ``root``'s store stopped: own it now."""
+    project = ls.projects.by_root.get(root)
+    if project is None or project.closed:
+        return
+    owner = project.store_owner
+    fresh = await restart_project(ls, root)
+    if fresh is None:
+        return
+    await fresh.loaded.wait()
+    if not fresh.following:
+        who = owner.describe() if owner is not None else "another process"
+        ls.tell_user(
+            f"Remora: the server that owned the store of {root.name} ({who}) "
+            "stopped; this server owns it now (agents run here).",
+            types.MessageType.Info,
+        )
 
 
 def attach(ls: RemoraLanguageServer, project: Project) -> None:
@@ -221,9 +244,10 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
         ls.tell_user(describe_problems(problems))
 
 
-async def restart_project(ls: RemoraLanguageServer, root: Path) -> None:
+async def restart_project(ls: RemoraLanguageServer, root: Path) -> Project | None:
     """Replace the project of ``root`` by one with the current settings and
-    trust (a warm start: ids are kept, open documents carried over).
+    trust (a warm start: ids are kept, open documents carried over); the fresh
+    one, None if ``root`` has no project.
     """
     starting = ls.starting.get(root)
     if starting is not None and not starting.done():
@@ -231,14 +255,15 @@ async def restart_project(ls: RemoraLanguageServer, root: Path) -> None:
         await asyncio.wait([starting])
     project = ls.projects.by_root.get(root)
     if project is None:
-        return
+        return None
     fresh, _ = make_project(ls, root, ls.editor_settings)
     fresh.documents = project.documents
     ls.projects.add(fresh)
-    await project.close()
+    await project.close()  # gives up the store's lock before the fresh one opens it
     ls.starting[root] = ls.run_task(_start(ls, fresh), name=f"restart {root}")
     if ls.polling:
         _poll(ls, fresh)
+    return fresh
 
 
 async def _watch_files(ls: RemoraLanguageServer) -> None:

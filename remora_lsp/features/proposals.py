@@ -16,9 +16,18 @@
   an older version): only then is the proposal ``accepted`` and
   ``rewrite_applied`` emitted; if not, it stays pending with a
   ``rewrite_not_applied`` event. A proposal whose node changed is ``stale`` and
-  never applied.
+  never applied. The text the edit produces is written to the store before
+  ``workspace/applyEdit`` is sent (and when a code action's edit is built), so
+  a crash between the edit landing and the acceptance being recorded still
+  ends ``accepted`` at the next start.
 - ``remora.proposal.reject {proposal_id, feedback}`` → ``{run_id}``: the agent
   runs again with the feedback (asked with ``remora/askUser`` when missing).
+  Accept and reject of one proposal take the same lock: sent together, one
+  decides and the other answers that it is already decided.
+- In a server that only follows another server's store, accept and reject
+  answer an error naming the owner (``commands.ensure_owner``), and the
+  "Accept" code action is disabled and carries no edit (an editor would apply
+  it before the command fails, leaving an edit nobody records).
 - ``remora.proposal.diff {proposal_id}`` → ``{diff, old_source, new_source,
   status}``; ``remora.proposals.list {uri?, status?}`` → proposals, newest first.
 """
@@ -37,7 +46,7 @@ from remora_core.review import NotApplicable
 from remora_core.text import LineIndex
 
 from remora_lsp.features.agents import ASK_USER_REQUEST
-from remora_lsp.features.commands import single_object
+from remora_lsp.features.commands import ensure_owner, single_object
 from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
@@ -182,9 +191,19 @@ def workspace_edit(
     )
 
 
-def _plan(project: Project, proposal: Proposal) -> PlannedEdit:
+def _plan(
+    ls: RemoraLanguageServer, project: Project, proposal: Proposal
+) -> PlannedEdit:
+    """The edit of a code action; the text it produces is written down (in the
+    background) so an acceptance the editor applies just before a crash is
+    still recorded at the next start.
+    """
     assert project.agents is not None
-    return project.agents.review.plan(proposal)
+    review = project.agents.review
+    planned = review.plan(proposal)
+    if not project.following:
+        ls.run_task(review.expect(planned), name="expect acceptance")
+    return planned
 
 
 async def accept(
@@ -218,6 +237,10 @@ async def _accept(
             if problem.stale:
                 await review.stale(proposal, problem.reason)
             return {"applied": False, "reason": problem.reason}
+        # Written down before the editor applies it: after a crash between the
+        # edit landing and the acceptance being recorded, the next start
+        # records it accepted (not stale).
+        await review.expect(planned)
         try:
             result = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(
@@ -301,10 +324,17 @@ def code_actions(
             data=argument,
             tags=tags,
         )
-        if not lazy:
+        owner = project.store_owner
+        if owner is not None:  # no edit: the editor would apply it unrecorded
+            accept_action.disabled = types.CodeActionDisabled(
+                reason=f"decided in the editor of the Remora server that owns "
+                f"this project's store ({owner.describe()})"
+            )
+            accept_action.data = None
+        elif not lazy:
             try:
                 accept_action.edit = workspace_edit(
-                    ls, project, _plan(project, proposal)
+                    ls, project, _plan(ls, project, proposal)
                 )
             except NotApplicable as problem:
                 accept_action.disabled = types.CodeActionDisabled(reason=problem.reason)
@@ -334,8 +364,10 @@ def resolve(ls: RemoraLanguageServer, action: types.CodeAction) -> types.CodeAct
     if action.edit is not None or "proposal_id" not in data:
         return action
     project, proposal = find_proposal(ls, data["proposal_id"])
+    if project.following:
+        return action  # never an edit the owner would not record
     try:
-        action.edit = workspace_edit(ls, project, _plan(project, proposal))
+        action.edit = workspace_edit(ls, project, _plan(ls, project, proposal))
     except NotApplicable as problem:
         action.disabled = types.CodeActionDisabled(reason=problem.reason)
     return action
@@ -397,12 +429,14 @@ def register(server: RemoraLanguageServer) -> None:
     async def proposal_accept(ls, *args: Any) -> dict[str, Any]:
         arguments = single_object(args, "remora.proposal.accept")
         project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        ensure_owner(project, "accept proposals")
         return await accept(ls, project, proposal)
 
     @server.command("remora.proposal.reject")
     async def proposal_reject(ls, *args: Any) -> dict[str, Any]:
         arguments = single_object(args, "remora.proposal.reject")
         project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        ensure_owner(project, "reject proposals")
         feedback = arguments.get("feedback")
         if feedback is not None and not isinstance(feedback, str):
             raise JsonRpcInvalidParams("feedback must be a string")

@@ -126,7 +126,12 @@ async def test_a_corrupt_database_is_reported_and_not_touched(tmp_path):
     assert "damaged" in problem
     assert "memory" in problem  # the user learns that work carries on
     assert path.read_bytes() == garbage
-    assert sorted(p.name for p in path.parent.iterdir()) == [".gitignore", "remora.db"]
+    # Besides the file, only the store's lock (one writer per store) was added.
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        ".gitignore",
+        "owner.lock",
+        "remora.db",
+    ]
 
 
 async def test_an_unusable_store_skips_writes_instead_of_raising(tmp_path):

@@ -72,13 +72,17 @@ async def session(
     adjust=None,
     args: tuple[str, ...] = ("-v",),
     setup=None,
+    command: list[str] | None = None,
 ):
     """A hand-started session on ``root`` (for restarts, failures, encodings).
 
     ``args``: the server's command-line options; ``setup(client)`` runs before
-    ``initialize`` (to register handlers for requests the server sends early).
+    ``initialize`` (to register handlers for requests the server sends early);
+    ``command`` starts the server another way (e.g. in a mount namespace).
     """
-    client = await ClientServerConfig(server_command=[str(SERVER), *args]).start()
+    client = await ClientServerConfig(
+        server_command=command or [str(SERVER), *args]
+    ).start()
     client.editor = editor  # type: ignore[attr-defined]
     client.root = root  # type: ignore[attr-defined]
     record_server_messages(client)

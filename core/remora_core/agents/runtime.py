@@ -72,8 +72,9 @@ class AgentRuntime:
         self._kernel_lock = asyncio.Lock()
 
     async def start(self) -> None:
-        """Load what the store holds (proposals)."""
+        """Load what the store holds (proposals, acceptances under way)."""
         await self.services.proposals.load()
+        self.review.load()
 
     async def turn(self, turn: Turn) -> str:
         """The project's turn function."""
@@ -112,7 +113,11 @@ class AgentRuntime:
         return document.version if document is not None else None
 
     def file_changed(self, path: str) -> None:
-        """A file's nodes changed: proposals on them may have become stale."""
+        """A file's nodes changed: proposals on them may have become stale
+        (decided by the store's owner only: a follower leaves them alone).
+        """
+        if self.project.following:
+            return
         if self.services.proposals.pending(path=path):
             self.project.tasks.spawn(
                 self.review.document_changed(path), name="staleness"

@@ -16,8 +16,19 @@ Every event is scrubbed of secrets (key values, ``Authorization`` values, URL
 userinfo; ``redact.py``) before it is written, so the log, the bus and every
 client see the scrubbed event.
 
-Without a usable database (memory-only projects, a damaged store) the log keeps
-``seq`` in memory and remembers the last :data:`MEMORY_KEEP` events for queries.
+Without a usable database (memory-only projects, a damaged store, a store
+another server owns) the log keeps ``seq`` in memory and remembers the last
+:data:`MEMORY_KEEP` events for queries. Such events are still matched and
+published — the editor sees every event — but marked ``persisted: false``.
+
+A commit that fails (a full disk) never desynchronises the pipeline: the store
+is then given up for the session (``Database.fail``: one message to the
+person), the failed batch and every batch queued behind it are delivered as
+unpersisted events, and unpersisted events are numbered when they are
+*delivered*, in pipeline order — so ``seq`` still only rises, with no
+duplicate, whichever batch failed first. Nothing is written after a write that
+failed (the database thread refuses it), so the log on disk is a prefix of what
+the editor saw.
 """
 
 from __future__ import annotations
@@ -55,18 +66,35 @@ class StoredEvent:
     event: Event
     nodes: tuple[str, ...] = field(default=None)  # type: ignore[assignment]
     """``event.concerned_nodes()``, worked out once (it is needed twice)."""
+    persisted: bool = True
+    """False: kept in memory only (no usable store); ``seq`` is then this
+    process's own numbering, not a row of the log."""
 
     def __post_init__(self) -> None:
         if self.nodes is None:
             object.__setattr__(self, "nodes", self.event.concerned_nodes())
 
     def to_json(self) -> dict[str, Any]:
-        """The event's JSON with its ``seq`` (what clients receive)."""
-        return {**self.event.model_dump(mode="json"), "seq": self.seq}
+        """The event's JSON with its ``seq`` (what clients receive), and
+        ``persisted: false`` when it could not be stored.
+        """
+        data = {**self.event.model_dump(mode="json"), "seq": self.seq}
+        if not self.persisted:
+            data["persisted"] = False
+        return data
 
 
-Outcome = tuple["asyncio.Future[StoredEvent]", "StoredEvent | BaseException"]
-"""What became of one queued event: committed, or the error that stopped it."""
+@dataclass(frozen=True, slots=True)
+class Unstored:
+    """An event written nowhere; numbered when it is delivered."""
+
+    event: Event
+    nodes: tuple[str, ...]
+
+
+Outcome = tuple["asyncio.Future[StoredEvent]", "StoredEvent | Unstored | BaseException"]
+"""What became of one queued event: committed, kept in memory, or the error
+that stopped it."""
 
 
 def event_row(seq: int, event: Event, payload: str | None = None) -> tuple[Any, ...]:
@@ -192,6 +220,11 @@ class EventStore:
     @property
     def durable(self) -> bool:
         """Whether appended events go to disk."""
+        return self.database is not None and self.database.writable
+
+    @property
+    def readable(self) -> bool:
+        """Whether queries read the log on disk (also one another server owns)."""
         return self.database is not None and self.database.available
 
     async def open(self) -> None:
@@ -201,7 +234,7 @@ class EventStore:
             row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
             return int(row[0]) if row else 0
 
-        if self.durable:
+        if self.readable:
             self.last_seq = await self.database.read(work, "reading events") or 0  # type: ignore[union-attr]
 
     def enqueue(
@@ -293,6 +326,7 @@ class EventStore:
         ]
 
     def _deliver(self, outcomes: list[Outcome]) -> None:
+        outcomes = [(future, self._number(o)) for future, o in outcomes]
         committed = [o for _, o in outcomes if isinstance(o, StoredEvent)]
         if committed and self.on_commit is not None:
             try:
@@ -306,6 +340,17 @@ class EventStore:
                 future.set_result(outcome)
             else:
                 future.set_exception(outcome)
+
+    def _number(
+        self, outcome: StoredEvent | Unstored | BaseException
+    ) -> StoredEvent | BaseException:
+        """Give an unstored event its place, in delivery (= pipeline) order."""
+        if not isinstance(outcome, Unstored):
+            return outcome
+        self.last_seq += 1
+        stored = StoredEvent(self.last_seq, outcome.event, outcome.nodes, False)
+        self._memory.append(stored)
+        return stored
 
     @property
     def pending(self) -> bool:
@@ -325,8 +370,9 @@ class EventStore:
 
     async def _write(
         self, events: list[Event]
-    ) -> list[StoredEvent | sqlite3.IntegrityError]:
-        """Write one batch; per event, its stored form or why it was refused.
+    ) -> list[StoredEvent | Unstored | sqlite3.IntegrityError]:
+        """Write one batch; per event, its stored form, :class:`Unstored` when
+        there is no store to write to, or why the store refused it.
 
         What is written (and then published) is each event scrubbed of
         secrets (``redact.py``): the one place every event passes.
@@ -335,14 +381,7 @@ class EventStore:
         events = [event for event, _ in prepared]
         nodes = [event.concerned_nodes() for event in events]
         if not self.durable:
-            base = self.last_seq
-            stored = [
-                StoredEvent(base + i + 1, e, n)
-                for i, (e, n) in enumerate(zip(events, nodes, strict=True))
-            ]
-            self.last_seq = stored[-1].seq
-            self._memory.extend(stored)
-            return list(stored)
+            return [Unstored(e, n) for e, n in zip(events, nodes, strict=True)]
         assert self.database is not None
         extras, self._extras = self._extras, {}
         # Made here, not in the database thread: Python work there waits for
@@ -361,7 +400,7 @@ class EventStore:
                 self._extras.setdefault(sql, []).extend(extra)
             raise
         if written is None:  # the store just failed: keep counting in memory
-            return await self._write(events)
+            return [Unstored(e, n) for e, n in zip(events, nodes, strict=True)]
         kept = [s for s in written if isinstance(s, StoredEvent)]
         if kept:
             self.last_seq = max(self.last_seq, kept[-1].seq)
@@ -373,7 +412,7 @@ class EventStore:
     async def _select(
         self, where: str, args: tuple[Any, ...], limit: int, newest_first: bool
     ) -> list[StoredEvent] | None:
-        if not self.durable:
+        if not self.readable:
             return None
         order = "DESC" if newest_first else "ASC"
 
@@ -388,8 +427,12 @@ class EventStore:
         return await self.database.read(work, "reading events")  # type: ignore[union-attr]
 
     async def since(self, seq: int, limit: int = 10_000) -> list[StoredEvent]:
-        """Events after ``seq``, oldest first (to replay)."""
-        found = await self._select("seq > ?", (seq,), limit, False)
+        """Events after ``seq`` this process published, oldest first (to replay)."""
+        found = (
+            await self._select("seq > ?", (seq,), limit, False)
+            if self.durable
+            else None
+        )
         if found is None:
             found = [s for s in self._memory if s.seq > seq][:limit]
         return found

@@ -149,6 +149,12 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (agent_id, path)
     ) WITHOUT ROWID;
     """,
+    # 4: a proposal being accepted remembers the whole text its edit produces,
+    # written before the editor is asked to apply it: an acceptance that landed
+    # just before a crash is recorded at the next start (DESIGN §9).
+    """
+    ALTER TABLE proposals ADD COLUMN accepting TEXT;  -- sha256, NULL if none
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

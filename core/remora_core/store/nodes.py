@@ -152,6 +152,54 @@ class NodeStore:
         loaded = await self.database.read(work, "loading the project")
         return loaded if loaded is not None else ([], [], [])
 
+    async def newest_save(self) -> float:
+        """When a file was last written (``indexed_at``; 0 if never)."""
+
+        def work(db: sqlite3.Connection) -> float:
+            row = db.execute("SELECT MAX(indexed_at) FROM files").fetchone()
+            return float(row[0]) if row and row[0] is not None else 0.0
+
+        return await self.database.read(work, "reading the store") or 0.0
+
+    async def saved_since(
+        self, since: float
+    ) -> list[tuple[FileRecord, float, list[CodeNode], list[Edge]]] | None:
+        """Files written at or after ``since`` (another server's store, read by a
+        follower): record, when written, nodes (orphans included) and the edges
+        their parse produced. None if the store cannot be read.
+        """
+
+        def work(
+            db: sqlite3.Connection,
+        ) -> list[tuple[FileRecord, float, list[CodeNode], list[Edge]]]:
+            found = []
+            rows = db.execute(
+                "SELECT path, file_id, content_hash, status, skipped_reason, "
+                "indexed_at FROM files WHERE indexed_at >= ? ORDER BY path",
+                (since,),
+            ).fetchall()
+            for path, file_id, digest, status, reason, written in rows:
+                nodes = [
+                    _row_node(tuple(row))
+                    for row in db.execute(
+                        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_path = ?",
+                        (path,),
+                    )
+                ]
+                edges = [
+                    Edge(f, t, _EDGE_KINDS[k])
+                    for f, t, k in db.execute(
+                        "SELECT from_id, to_id, kind FROM edges "
+                        "WHERE file_path = ? AND kind != 'parent_of'",
+                        (path,),
+                    )
+                ]
+                record = FileRecord(path, file_id, digest, status, reason)
+                found.append((record, float(written or 0.0), nodes, edges))
+            return found
+
+        return await self.database.read(work, "following the store")
+
     async def save_files(self, snapshots: Iterable[FileSnapshot]) -> bool:
         """Write whole files in one transaction; False if the store is unusable."""
         batch = list(snapshots)

@@ -13,7 +13,10 @@ its event went through all of that (its refusals follow in the log).
 custom subscriptions (those of agents that are no longer active nodes are
 dropped), cascade chains younger than the TTL, and runs that were in flight
 when the process died — marked ``interrupted``, each with a ``run_interrupted``
-event.
+event. Only the store's owner does that recovery: a run recorded as
+``running`` belongs to the process holding the store's lock, so a server that
+cannot write the store (another one owns it) never touches it. Such a swarm
+(``run_agents=False``) also triggers no agent: agents run in the owner.
 """
 
 from __future__ import annotations
@@ -61,8 +64,11 @@ class Swarm:
         *,
         turn_function: TurnFunction = acknowledge,
         on_status: Callable[[str, AgentStatus], None] | None = None,
+        run_agents: bool = True,
     ) -> None:
         self.graph = graph
+        self.run_agents = run_agents
+        """False in a server following another one's store: nothing triggers."""
         self.turn_function = turn_function
         self.on_status = on_status
         self.events = EventStore(database)
@@ -135,7 +141,11 @@ class Swarm:
         cutoff = self.rules.expire()
         self.rules.expired_before = None  # load_chains deletes the old rows
         self.rules.load(await self.runs.load_chains(cutoff))
-        for run_id, node_id, correlation in await self.runs.running():
+        if not self.run_agents:  # the owner's runs and statuses are live
+            return
+        # A store nobody can write keeps its runs as they are (nothing to mark).
+        running = await self.runs.running() if self.events.durable else []
+        for run_id, node_id, correlation in running:
             # The event first, under an id derived from the run: a crash between
             # the two steps repeats the event's write (refused as a duplicate)
             # and never leaves an interrupted run unannounced.
@@ -198,7 +208,10 @@ class Swarm:
         event = stored.event
         refusals: list[TriggerRefused] = []
         triggered = False
-        for agent in self.index.matching_agents(event, stored.nodes):
+        matching = (
+            self.index.matching_agents(event, stored.nodes) if self.run_agents else ()
+        )
+        for agent in matching:
             refusal = self.rules.admit(agent, event)
             if refusal is None:
                 triggered = True
