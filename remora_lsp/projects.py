@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import from_fs_path, to_fs_path
 from remora_core.config import RemoraConfig
 from remora_core.model import NodeStatus
@@ -38,6 +38,27 @@ def path_to_uri(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
+class ProjectClosed(JsonRpcException):
+    """The project closed (shutdown or restart) before it finished loading."""
+
+    CODE = -32803  # LSP RequestFailed: a valid request the server could not serve
+
+
+async def loaded(project: Project) -> Project:
+    """``project`` once its stored graph is loaded; an error answer if it closed first.
+
+    Every request that needs the graph waits here, so a shutdown or restart during
+    start-up answers it (with this error) instead of leaving it unanswered.
+    """
+    if not await project.ready():
+        where = project.root.name if project.root is not None else "loose files"
+        raise ProjectClosed(
+            f"Remora: the project {where} closed (shutdown or restart) before it "
+            "finished loading; ask again"
+        )
+    return project
+
+
 class Projects:
     """The server's projects by root, plus the loose project."""
 
@@ -48,6 +69,10 @@ class Projects:
     def __iter__(self) -> Iterator[Project]:
         yield from self.by_root.values()
         yield self.loose
+
+    async def all_loaded(self) -> list[Project]:
+        """Every project once loaded; projects closed meanwhile are left out."""
+        return [project for project in list(self) if await project.ready()]
 
     def add(self, project: Project) -> None:
         """Serve ``project`` (its root must be set)."""

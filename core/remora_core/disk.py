@@ -202,7 +202,8 @@ class DiskSync:
         root = project.root
         if root is None:
             return
-        await project.loaded.wait()
+        if not await project.ready():
+            return
         async with project.lock:
             touched: set[str] = set()
             for path in deleted:
@@ -269,7 +270,8 @@ class DiskSync:
     async def rename(self, pairs: list[tuple[str, str]]) -> None:
         """Files or directories renamed through the editor."""
         project = self.project
-        await project.loaded.wait()
+        if not await project.ready():
+            return
         moved: list[str] = []
         async with project.lock:
             for old, new in pairs:
@@ -298,7 +300,7 @@ class DiskSync:
         project = self.project
         if project.root is None:
             return
-        await project.indexed.wait()
+        await project.until(project.indexed)
         while not project.closed:
             await asyncio.sleep(interval)
             if project.closed:

@@ -118,6 +118,8 @@ class Project:
             config.discovery.include, config.discovery.exclude
         )
         self.closed = False
+        self._closing = asyncio.Event()
+        """Set when :meth:`close` begins: wakes everyone waiting in :meth:`ready`."""
         self.lock = asyncio.Lock()
         """Held by every async flow that reads files and then updates the graph."""
         self._dirty: set[str] = set()
@@ -223,6 +225,33 @@ class Project:
         """Whether another server owns the store (this one serves it read-only)."""
         return self.database is not None and self.database.owner is not None
 
+    async def ready(self) -> bool:
+        """Wait until the stored graph is loaded; False if the project closed first.
+
+        A request that arrives during start-up waits here; a shutdown or a
+        restart that closes the project must still let it be answered, so the
+        wait also ends when closing begins.
+        """
+        return await self.until(self.loaded)
+
+    async def until(self, event: asyncio.Event) -> bool:
+        """Wait for one of the project's events (``loaded``, ``indexed``) or its
+        closing, whichever comes first; whether the event is set.
+        """
+        if event.is_set():
+            return True
+        if not self.closed:
+            waits = [
+                asyncio.ensure_future(event.wait()),
+                asyncio.ensure_future(self._closing.wait()),
+            ]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+        return event.is_set()
+
     @property
     def store_owner(self) -> OwnerInfo | None:
         """The server that owns the store, when it is another one."""
@@ -233,6 +262,7 @@ class Project:
         if self.closed:
             return
         self.closed = True
+        self._closing.set()
         await self.watchers.close()
         for timer in self._timers.values():
             timer.cancel()

@@ -68,8 +68,7 @@ async def start_run(
     ls: RemoraLanguageServer, node_id: Any, message: str
 ) -> dict[str, str]:
     """Send a person's request to a node's agent; the run id it will have."""
-    for project in ls.projects:
-        await project.loaded.wait()
+    await ls.projects.all_loaded()
     project, node = find_node(ls, node_id, active=True)
     ensure_owner(project, "run agents")
     request = HumanChat(to_agent=node.id, message=message)

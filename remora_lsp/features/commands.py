@@ -14,6 +14,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
+from remora_lsp.projects import loaded
+
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
     from remora_core.project import Project
@@ -96,8 +98,7 @@ def register(server: RemoraLanguageServer) -> None:
     @server.command("remora.node.get")
     async def node_get(ls, *args: Any) -> dict[str, Any]:
         arguments = single_object(args, "remora.node.get")
-        for project in ls.projects:
-            await project.loaded.wait()
+        await ls.projects.all_loaded()
         return await _node_card(ls, arguments.get("node_id"))
 
     @server.command("remora.node.at")
@@ -111,7 +112,7 @@ def register(server: RemoraLanguageServer) -> None:
                 "remora.node.at wants {uri, position: {line, character}}"
             )
         project, path = ls.projects.known(uri)
-        await project.loaded.wait()
+        await loaded(project)
         node = project.node_at(
             path, position["line"], position["character"], ls.encoding
         )

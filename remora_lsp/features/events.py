@@ -99,8 +99,7 @@ def register(server: RemoraLanguageServer) -> None:
             raise JsonRpcInvalidParams(
                 f"limit must be a whole number from 1 to {MAX_EVENTS}, got {limit!r}"
             )
-        for project in ls.projects:
-            await project.loaded.wait()
+        await ls.projects.all_loaded()
         project, node = find_node(ls, node_id)
         found = await project.swarm.events.for_node(node.id, limit)
         return [stored.to_json() for stored in found]

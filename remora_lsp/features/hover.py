@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from remora_lsp.convert import card_markdown, needs_lines, to_range
+from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
@@ -28,7 +29,7 @@ def register(server: RemoraLanguageServer) -> None:
         ls: RemoraLanguageServer, params: types.HoverParams
     ) -> types.Hover | None:
         project, path = ls.projects.known(params.text_document.uri)
-        await project.loaded.wait()
+        await loaded(project)
         position = params.position
         node = project.node_at(path, position.line, position.character, ls.encoding)
         on_header = node is not None and (

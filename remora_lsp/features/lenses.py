@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from remora_lsp.convert import needs_lines, to_range
+from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
@@ -48,7 +49,7 @@ def register(server: RemoraLanguageServer) -> None:
         ls: RemoraLanguageServer, params: types.CodeLensParams
     ) -> list[types.CodeLens] | None:
         project, path = ls.projects.known(params.text_document.uri)
-        await project.loaded.wait()
+        await loaded(project)
         nodes = project.outline(path)
         if not nodes:
             return None

@@ -95,7 +95,8 @@ async def _take_over(ls: RemoraLanguageServer, root: Path) -> None:
     fresh = await restart_project(ls, root)
     if fresh is None:
         return
-    await fresh.loaded.wait()
+    if not await fresh.ready():
+        return
     if not fresh.following:
         who = owner.describe() if owner is not None else "another process"
         ls.tell_user(

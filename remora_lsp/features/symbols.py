@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from remora_lsp.convert import document_symbols, needs_lines, symbol_information
+from remora_lsp.projects import loaded
 from remora_lsp.protocol import PlainJson
 
 if TYPE_CHECKING:
@@ -29,10 +30,10 @@ def register(server: RemoraLanguageServer) -> None:
         ls: RemoraLanguageServer, params: types.DocumentSymbolParams
     ) -> PlainJson | None:
         project, path = ls.projects.known(params.text_document.uri)
-        await project.loaded.wait()
+        await loaded(project)
         nodes = project.outline(path)
         if nodes is None and not project.indexed.is_set():
-            await project.indexed.wait()
+            await project.until(project.indexed)
             nodes = project.outline(path)
         if nodes is None:
             return None
@@ -45,8 +46,7 @@ def register(server: RemoraLanguageServer) -> None:
         ls: RemoraLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation] | None:
         found = []
-        for project in ls.projects:
-            await project.loaded.wait()
+        for project in await ls.projects.all_loaded():
             lines = cache(project.line_index)
             for node in project.search(params.query, WORKSPACE_SYMBOL_LIMIT):
                 parent = project.graph.get(node.parent_id) if node.parent_id else None

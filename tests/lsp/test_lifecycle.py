@@ -175,6 +175,75 @@ def test_stdout_carries_only_protocol_messages_and_exit_is_prompt(workspace, tmp
     assert b"DEBUG" in stderr  # -vv logging went to stderr, not stdout
 
 
+def test_requests_waiting_for_the_project_are_answered_when_it_shuts_down(
+    workspace, tmp_path
+):
+    # No `initialized`: the project never starts loading, so every request that
+    # needs its graph is still waiting when `shutdown` closes it. Each must get
+    # exactly one answer (an error saying why), and the server must exit at once.
+    waiting = [
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "workspace/symbol",
+            "params": {"query": "order"},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "textDocument/documentSymbol",
+            "params": {"textDocument": {"uri": (workspace / "pkg/models.py").as_uri()}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "workspace/executeCommand",
+            "params": {
+                "command": "remora.node.get",
+                "arguments": [{"node_id": "rm_abcdefgh"}],
+            },
+        },
+    ]
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": workspace.as_uri(),
+                "capabilities": {},
+            },
+        },
+        *waiting,
+        {"jsonrpc": "2.0", "id": 5, "method": "shutdown", "params": None},
+        {"jsonrpc": "2.0", "method": "exit", "params": None},
+    ]
+    process = subprocess.Popen(
+        [str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "stderr.log").open("wb"),
+    )
+    process.stdin.write(b"".join(frame(r) for r in requests))
+    process.stdin.flush()
+    code = process.wait(timeout=30)
+    process.stdin.close()
+    messages = read_messages(process.stdout.read())
+    answers = [m for m in messages if "result" in m or "error" in m]
+    assert sorted(m["id"] for m in answers) == [1, 2, 3, 4, 5]  # once each
+    assert code == 0
+    workspace_symbols = next(m for m in answers if m["id"] == 2)
+    assert workspace_symbols.get("result") is None  # no project loaded: nothing found
+    outline = next(m for m in answers if m["id"] == 3)
+    assert (
+        "closed (shutdown or restart) before it finished loading"
+        in (outline["error"]["message"])
+    )
+    card = next(m for m in answers if m["id"] == 4)
+    assert "no node with id rm_abcdefgh" in card["error"]["message"]
+
+
 def test_exit_without_shutdown_ends_with_code_1(workspace):
     process = subprocess.Popen(
         [str(SERVER)],
