@@ -18,6 +18,7 @@ from remora_core.diffs import region_diff
 from remora_core.discovery.definitions import source_hash
 from remora_core.discovery.files import content_hash
 from remora_core.discovery.parser import parse
+from remora_core.hidden_chars import added_hidden, note, reveal
 from remora_core.indentation import (
     comments_above,
     end_with_comments,
@@ -89,9 +90,12 @@ def prepare_rewrite(
             "no change: the new source differs from the current one only in "
             "whitespace at the ends of lines"
         )
+    if (hidden := added_hidden(old, replacement)) is not None:
+        raise ProposalError(hidden)
     start = _char_offset(file_text, node.span.start_byte)
     end = start + len(old)
-    return replacement, region_diff(node.file_path, text, start, end, replacement)
+    diff = region_diff(node.file_path, text, start, end, replacement)
+    return replacement, shown_diff(diff, replacement)
 
 
 def prepare_new_node(
@@ -144,6 +148,8 @@ def prepare_new_node(
     checked = restyle(checked, file_unit(text))
     placed = shift(checked.lines, checked.strings, add=place.indent) or checked.lines
     inserted = _with_blank_lines(file_text, place, newline_of(file_text).join(placed))
+    if (hidden := added_hidden("", inserted)) is not None:
+        raise ProposalError(hidden)
     result = (
         file_text[: place.offset] + inserted.encode("utf-8") + file_text[place.offset :]
     )
@@ -151,6 +157,15 @@ def prepare_new_node(
         raise ProposalError(f"a definition cannot be inserted there {where}")
     offset = _char_offset(file_text, place.offset)
     return place.offset, inserted, region_diff(path, text, offset, offset, inserted)
+
+
+def shown_diff(diff: str, new_text: str) -> str:
+    """The diff a person reviews: hidden characters the new text keeps (the
+    person's own: new ones are refused) shown as markers, under a first line
+    saying so (a unified diff ignores text before its ``---`` header).
+    """
+    said = note(new_text)
+    return diff if said is None else f"# Remora: this change {said}\n{reveal(diff)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.hidden_chars import note, reveal
 from remora_core.proposals import ProposalError
 from remora_core.review import NotApplicable
 from remora_core.text import LineIndex
@@ -106,7 +107,9 @@ def summary(proposal: Proposal) -> str:
     what = "new definition" if proposal.kind == "new_node" else "rewrite"
     reason = proposal.reasoning.strip().splitlines()[0] if proposal.reasoning else ""
     text = f"{what} (+{added} −{removed})"
-    return f"{text}: {reason[:80]}" if reason else text
+    if (hidden := note(proposal.new_source)) is not None:
+        text = f"{text} ⚠ {hidden}"
+    return f"{text}: {reveal(reason[:80])}" if reason else text
 
 
 def _definition_line(
