@@ -96,6 +96,33 @@ async def test_http_500_once_is_retried(shop):
     assert len(shop.server.requests) == 2
 
 
+async def test_a_stream_cut_short_is_retried_not_taken_as_the_answer(shop):
+    # The first answer loses its last chunk (no finish_reason, no [DONE]): had it
+    # been taken as complete, the run would end with "Half an ans".
+    shop.server.reply_text("Half an answer that", cut_short=True)
+    shop.server.reply_text("The whole answer.")
+    await shop.start(model={**FAST, "retries": 2, "stream": True})
+    events = await shop.ask("total", "Hello?")
+
+    requests = of_type(events, "model_request")
+    assert [r.attempt for r in requests] == [1, 2]
+    assert "ended before its last chunk" in requests[1].retry_reason
+    assert of_type(events, "agent_completed")[0].result == "The whole answer."
+    assert len(shop.server.requests) == 2
+
+
+async def test_a_stream_always_cut_short_fails_the_run_saying_so(shop):
+    shop.server.responder = lambda request: Reply(text="Never finished", cut_short=True)
+    await shop.start(model={**FAST, "retries": 1, "stream": True})
+    events = await shop.ask("total", "Hello?")
+
+    error = failure(events)
+    assert error.startswith("The model server (scripted at http://127.0.0.1:")
+    assert "cut its streamed answer short (tried 2 times)" in error
+    assert "no finish_reason" in error and "model.stream: false" in error
+    assert [r.attempt for r in of_type(events, "model_request")] == [1, 2]
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 async def test_http_500_always_fails_the_run(shop, stream):
     shop.server.responder = lambda request: Reply(

@@ -52,6 +52,9 @@ class Reply:
     echo_headers: bool = False
     """Answer ``status`` with an error message quoting the request's headers
     (as careless servers and proxies do)."""
+    cut_short: bool = False
+    """Streamed: send the content, then close the connection without the final
+    chunk (no ``finish_reason``) and without ``[DONE]``."""
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -215,11 +218,15 @@ class ModelServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
-                for chunk in chunks(reply, server.model):
+                sent = chunks(reply, server.model)
+                if reply.cut_short:
+                    sent = sent[:-1]  # the chunk with the finish_reason
+                for chunk in sent:
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
+                if not reply.cut_short:
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
 
         return Handler
 

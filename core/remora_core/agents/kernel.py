@@ -50,7 +50,7 @@ from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FencedError, parse_reply
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
-from remora_core.agents.resilient import ObservedModel, retryable
+from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
 from remora_core.events.models import ModelRequest as ModelRequestEvent
@@ -453,6 +453,14 @@ def describe_model_error(
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
             "Is it running, and is model.base_url right?"
+        )
+    if cut_short(error):
+        return (
+            f"The model server ({where}) cut its streamed answer short{tried}: the "
+            "stream ended without its last chunk (no finish_reason, no [DONE]), so "
+            "the answer was not used. A proxy or the server closed the connection "
+            "mid-answer; if this server never sends finish_reason, set "
+            "model.stream: false."
         )
     return (
         f"The model server ({where}) sent an answer that is not a chat completion: "

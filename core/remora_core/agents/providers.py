@@ -224,7 +224,11 @@ class ModelResolver:
                 timeout=self.settings.timeout_s,
             )
         model = ChatModel(
-            endpoint.model_name, provider=OpenAIProvider(openai_client=client)
+            endpoint.model_name,
+            provider=OpenAIProvider(openai_client=client),
+            # A stream without a finish_reason was cut short: a failure to retry
+            # (resilient.py), not a complete answer.
+            profile={"openai_chat_streaming_requires_finish_reason": True},
         )
         self._models[(*key, endpoint.model_name)] = model
         return model

@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.exceptions import ModelConnectionError, ModelHTTPError
+from pydantic_ai.exceptions import ModelAPIError, ModelConnectionError, ModelHTTPError
 from pydantic_ai.models.wrapper import WrapperModel
 
 if TYPE_CHECKING:
@@ -38,11 +38,20 @@ OnResponse = Callable[["RequestUsage", str], None]
 """(usage, finish reason)."""
 
 
+def cut_short(error: BaseException) -> bool:
+    """Whether ``error`` says a streamed response ended before its final chunk."""
+    return (
+        isinstance(error, ModelAPIError)
+        and not isinstance(error, ModelHTTPError)
+        and "without a `finish_reason`" in str(error)
+    )
+
+
 def retryable(error: BaseException, *, http: bool = True) -> bool:
     """Whether repeating the request may help (``http``: also HTTP 5xx/429)."""
     if isinstance(error, ModelHTTPError):
         return http and (error.status_code >= 500 or error.status_code == 429)
-    return isinstance(error, ModelConnectionError)
+    return isinstance(error, ModelConnectionError) or cut_short(error)
 
 
 def describe_failure(error: BaseException) -> str:
@@ -51,6 +60,8 @@ def describe_failure(error: BaseException) -> str:
         return f"HTTP {error.status_code}"
     if isinstance(error, ModelConnectionError):
         return "connection failed"
+    if cut_short(error):
+        return "the streamed answer ended before its last chunk (no finish_reason)"
     return type(error).__name__
 
 
@@ -116,7 +127,7 @@ class ObservedModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
-        """One streamed request; retried only if it fails before it opens."""
+        """One streamed request, read whole; retried if it fails before its end."""
         reason = ""
         for attempt in range(1, self.retries + 2):
             self.on_request(attempt, reason)
@@ -125,6 +136,13 @@ class ObservedModel(WrapperModel):
             )
             try:
                 stream = await opened.__aenter__()
+                try:
+                    async for _event in stream:
+                        pass
+                except BaseException as error:
+                    await opened.__aexit__(type(error), error, error.__traceback__)
+                    raise
+                await opened.__aexit__(None, None, None)
             except Exception as error:
                 if attempt > self.retries or not retryable(
                     error, http=self.retry_http_errors
@@ -133,15 +151,7 @@ class ObservedModel(WrapperModel):
                 reason = await self._wait_before_retry(attempt, error)
                 continue
             break
-        failed: BaseException | None = None
-        try:
-            yield stream
-        except BaseException as error:
-            failed = error
-            if not await opened.__aexit__(type(error), error, error.__traceback__):
-                raise
-        finally:
-            if failed is None:
-                await opened.__aexit__(None, None, None)
-                response = stream.get()
-                self.on_response(response.usage, response.finish_reason or "")
+        response = stream.get()
+        self.on_response(response.usage, response.finish_reason or "")
+        # Already read: the caller's iteration ends at once, ``get()`` is whole.
+        yield stream
