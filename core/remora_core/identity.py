@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 import string
+import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,10 +30,31 @@ _ALPHABET = string.ascii_lowercase + string.digits
 ID_PREFIX = "rm_"
 
 
+_UNBIASED = 256 - 256 % len(_ALPHABET)
+"""Random bytes below this map to the alphabet without bias (``byte % 36``)."""
+_random_chars: list[str] = []
+_random_lock = threading.Lock()
+
+
+def _refill() -> None:
+    # One call to the OS for a few hundred ids: indexing a large project mints
+    # tens of thousands, and ``secrets.choice`` per character was ~1 s of that.
+    chars = [
+        _ALPHABET[b % len(_ALPHABET)]
+        for b in secrets.token_bytes(4096)
+        if b < _UNBIASED
+    ]
+    _random_chars.extend(chars)
+
+
 def new_id(taken: Callable[[str], bool] = lambda _id: False) -> str:
     """A fresh random id not accepted by ``taken``."""
     while True:
-        candidate = ID_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(8))
+        with _random_lock:
+            if len(_random_chars) < 8:
+                _refill()
+            candidate = ID_PREFIX + "".join(_random_chars[-8:])
+            del _random_chars[-8:]
         if not taken(candidate):
             return candidate
 
