@@ -30,31 +30,28 @@ _ALPHABET = string.ascii_lowercase + string.digits
 ID_PREFIX = "rm_"
 
 
-_UNBIASED = 256 - 256 % len(_ALPHABET)
-"""Random bytes below this map to the alphabet without bias (``byte % 36``)."""
-_random_chars: list[str] = []
+_TO_ALPHABET = bytes(ord(_ALPHABET[byte % len(_ALPHABET)]) for byte in range(256))
+_BIASED = bytes(range(256 - 256 % len(_ALPHABET), 256))
+"""Random bytes from 252 on would favour the first letters: dropped."""
+_random = b""
 _random_lock = threading.Lock()
 
 
-def _refill() -> None:
-    # One call to the OS for a few hundred ids: indexing a large project mints
+def _random_chars(count: int) -> str:
+    # One call to the OS for hundreds of ids: indexing a large project mints
     # tens of thousands, and ``secrets.choice`` per character was ~1 s of that.
-    chars = [
-        _ALPHABET[b % len(_ALPHABET)]
-        for b in secrets.token_bytes(4096)
-        if b < _UNBIASED
-    ]
-    _random_chars.extend(chars)
+    global _random
+    with _random_lock:
+        while len(_random) < count:
+            _random += secrets.token_bytes(4096).translate(_TO_ALPHABET, _BIASED)
+        chars, _random = _random[:count], _random[count:]
+    return chars.decode("ascii")
 
 
 def new_id(taken: Callable[[str], bool] = lambda _id: False) -> str:
     """A fresh random id not accepted by ``taken``."""
     while True:
-        with _random_lock:
-            if len(_random_chars) < 8:
-                _refill()
-            candidate = ID_PREFIX + "".join(_random_chars[-8:])
-            del _random_chars[-8:]
+        candidate = ID_PREFIX + _random_chars(8)
         if not taken(candidate):
             return candidate
 
