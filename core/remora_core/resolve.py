@@ -132,8 +132,8 @@ class FileResolver:
             for target in self.import_targets
             if target != self.file_id
         }
-        # The same call in the same definition resolves the same way: once.
-        for owner_index, parts in {(s.owner, s.parts) for s in self.extraction.calls}:
+        # Call sites are unique per (owner, callee) (``extract_calls``).
+        for owner_index, parts in self.extraction.calls:
             owner = self.ids[owner_index] if owner_index >= 0 else self.file_id
             for target in self._resolve_call(owner_index, parts):
                 if target.node_id is not None and target.kind is not NodeKind.FILE:
