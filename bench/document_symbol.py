@@ -12,14 +12,25 @@ workspace holding a copy of the file:
 
 For each server: initialize (VS Code-like capabilities, hierarchical symbols,
 UTF-16 positions), open the file, wait until documentSymbol answers with
-symbols, warm up, then time ``ROUNDS`` rounds of one incremental one-line
-``didChange`` (a trailing comment added to / removed from a statement inside a
-method) sent back to back with a ``documentSymbol`` request: from writing the
-change to reading the response. Every response is checked: same number of
-top-level symbols as before the edits, and every top-level class and function
-of the file among them.
+symbols, then, for each edit position, warm up and time ``ROUNDS`` rounds of
+one incremental one-line ``didChange`` sent back to back with a
+``documentSymbol`` request: from writing the change to reading the response.
+The positions (where a person types changes what has to be redone):
 
-Prints median and p95 per server and remora's median over the fastest peer's.
+- ``middle``: a trailing comment added to / removed from a statement inside a
+  method in the middle of the file;
+- ``top``: the same in the first function of the file (everything after the
+  edit moves);
+- ``rename``: a letter added to / removed from the name of the first top-level
+  function (each keystroke while typing a new name).
+
+Every response is checked: same number of top-level symbols as before the
+edits, and every top-level class and function of the file among them (the
+renamed one under either name).
+
+Prints median and p95 per server and position, remora's median over the
+fastest peer's for each position (target: ``TARGET_RATIO``), and remora's top
+median over its middle median (target: ``TARGET_TOP_OVER_MIDDLE``).
 Server stderr goes to ``bench/.work/logs/``.
 """
 
@@ -53,8 +64,10 @@ ROUNDS = 30
 WARMUP_ROUNDS = 5
 FIRST_SYMBOLS_TIMEOUT_S = 180.0
 REQUEST_TIMEOUT_S = 60.0
-TARGET_RATIO = 0.2
+TARGET_RATIO = 0.15
+TARGET_TOP_OVER_MIDDLE = 1.5
 EDIT_TEXT = "  # bench"
+RENAME_TEXT = "x"
 
 
 # ---- peers ---------------------------------------------------------------------------
@@ -110,17 +123,28 @@ def top_level_definitions(source: str) -> set[str]:
     return {node.name for node in ast.parse(source).body if isinstance(node, kinds)}
 
 
-def edit_position(source: str) -> tuple[int, int]:
-    """(line, end column) of a one-line simple statement in a method mid-file.
+@dataclass(frozen=True)
+class Edit:
+    """Where the timed rounds type: ``text`` inserted at (``line``, ``column``),
+    then removed, and so on. ``renames`` is the top-level name it changes.
+    """
 
-    A trailing comment can be appended to and removed from that line without
-    changing the structure. The line is ASCII, so columns are the same in
-    UTF-8, UTF-16 and code points.
+    label: str
+    line: int
+    column: int
+    text: str
+    renames: str | None = None
+
+
+def _simple_statements(source: str) -> list[ast.stmt]:
+    """One-line ASCII simple statements directly in a function body, in order.
+
+    A trailing comment can be appended to and removed from such a line without
+    changing the structure; ASCII keeps columns equal in every encoding.
     """
     lines = source.splitlines()
-    middle = len(lines) // 2
     simple = (ast.Assign, ast.AugAssign, ast.Return)
-    candidates = [
+    found = [
         stmt
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.FunctionDef)
@@ -129,21 +153,40 @@ def edit_position(source: str) -> tuple[int, int]:
         and stmt.lineno == stmt.end_lineno
         and lines[stmt.lineno - 1].isascii()
     ]
-    chosen = min(candidates, key=lambda stmt: abs(stmt.lineno - middle))
-    line = chosen.lineno - 1
-    return line, len(lines[line])
+    return sorted(found, key=lambda stmt: stmt.lineno)
 
 
-def change_params(
-    uri: str, version: int, line: int, column: int, insert: bool
-) -> dict[str, Any]:
-    """Build a change adding (or removing) ``EDIT_TEXT`` at the line's end."""
+def edits(source: str) -> list[Edit]:
+    """The three edit positions: middle, top, rename (see the module docstring)."""
+    lines = source.splitlines()
+    statements = _simple_statements(source)
+    middle = min(statements, key=lambda stmt: abs(stmt.lineno - len(lines) // 2))
+    top = statements[0]
+    first_function = next(
+        node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
+    )
+    header = lines[first_function.lineno - 1]
+    name_end = header.index(first_function.name) + len(first_function.name)
+    return [
+        Edit("middle", middle.lineno - 1, len(lines[middle.lineno - 1]), EDIT_TEXT),
+        Edit("top", top.lineno - 1, len(lines[top.lineno - 1]), EDIT_TEXT),
+        Edit(
+            "rename",
+            first_function.lineno - 1,
+            name_end,
+            RENAME_TEXT,
+            renames=first_function.name,
+        ),
+    ]
+
+
+def change_params(uri: str, version: int, edit: Edit, insert: bool) -> dict[str, Any]:
+    """Build a change inserting (or removing again) ``edit.text``."""
+    start = {"line": edit.line, "character": edit.column}
     if insert:
-        start = end = {"line": line, "character": column}
-        text = EDIT_TEXT
+        end, text = start, edit.text
     else:
-        start = {"line": line, "character": column}
-        end = {"line": line, "character": column + len(EDIT_TEXT)}
+        end = {"line": edit.line, "character": edit.column + len(edit.text)}
         text = ""
     return {
         "textDocument": {"uri": uri, "version": version},
@@ -173,23 +216,27 @@ class Measurement:
     server_info: str = ""
     shape: str = ""
     top_level: int = 0
-    latencies_ms: list[float] = field(default_factory=list)
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def median(self) -> float:
-        """Median latency in ms."""
-        return statistics.median(self.latencies_ms)
+    def median(self, label: str) -> float:
+        """Median latency in ms at one edit position."""
+        return statistics.median(self.latencies_ms[label])
 
-    def p95(self) -> float:
-        """95th percentile latency in ms (nearest rank)."""
-        ordered = sorted(self.latencies_ms)
+    def p95(self, label: str) -> float:
+        """95th percentile latency in ms (nearest rank) at one edit position."""
+        ordered = sorted(self.latencies_ms[label])
         return ordered[math.ceil(0.95 * len(ordered)) - 1]
 
 
-def check(result: Any, expected: set[str], count: int, where: str) -> str | None:
+def check(
+    result: Any, expected: set[str], count: int, where: str, renamed: str | None = None
+) -> str | None:
     """Describe a problem with a documentSymbol response; None if it looks right."""
     _, names = top_level_names(result)
     missing = expected - set(names)
+    if renamed is not None and renamed + RENAME_TEXT in names:
+        missing.discard(renamed)
     if missing:
         return f"{where}: missing top-level {sorted(missing)[:5]}"
     if count and len(names) != count:
@@ -231,13 +278,12 @@ async def first_symbols(client: LspClient, uri: str) -> Any:
 
 
 async def edit_and_ask(
-    client: LspClient, uri: str, version: int, line: int, column: int
+    client: LspClient, uri: str, version: int, edit: Edit, insert: bool
 ) -> tuple[float, Any]:
     """One round: the change, then documentSymbol; (latency in ms, result)."""
     started = time.perf_counter()
     await client.notify(
-        "textDocument/didChange",
-        change_params(uri, version, line, column, insert=version % 2 == 0),
+        "textDocument/didChange", change_params(uri, version, edit, insert)
     )
     future = await client.send_request(
         "textDocument/documentSymbol", {"textDocument": {"uri": uri}}
@@ -249,7 +295,6 @@ async def edit_and_ask(
 async def measure(server: Server, source: str, expected: set[str]) -> Measurement:
     """Run the whole session against one server."""
     found = Measurement(server)
-    line, column = edit_position(source)
     with tempfile.TemporaryDirectory(prefix="remora-bench-") as tmp:
         workspace = Path(tmp) / "workspace"
         workspace.mkdir()
@@ -279,14 +324,19 @@ async def measure(server: Server, source: str, expected: set[str]) -> Measuremen
             if problem := check(first, expected, 0, "first response"):
                 found.problems.append(problem)
             version = 1
-            for number in range(WARMUP_ROUNDS + ROUNDS):
-                version += 1
-                ms, result = await edit_and_ask(client, uri, version, line, column)
-                if number >= WARMUP_ROUNDS:
-                    found.latencies_ms.append(ms)
-                where = f"round {number + 1}"
-                if problem := check(result, expected, found.top_level, where):
-                    found.problems.append(problem)
+            for edit in edits(source):
+                timed = found.latencies_ms.setdefault(edit.label, [])
+                # An even number of rounds per position: the text is back as it was.
+                for number in range(2 * ((WARMUP_ROUNDS + ROUNDS + 1) // 2)):
+                    version += 1
+                    insert = number % 2 == 0
+                    ms, result = await edit_and_ask(client, uri, version, edit, insert)
+                    if number >= WARMUP_ROUNDS:
+                        timed.append(ms)
+                    where = f"{edit.label} round {number + 1}"
+                    count = found.top_level
+                    if problem := check(result, expected, count, where, edit.renames):
+                        found.problems.append(problem)
             await client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         finally:
             code = await client.stop()
@@ -298,40 +348,57 @@ async def measure(server: Server, source: str, expected: set[str]) -> Measuremen
 # ---- report --------------------------------------------------------------------------
 
 
-def report(results: list[Measurement]) -> int:
-    """Print the figures; return the exit status (1 if a check or the target failed)."""
+def report(results: list[Measurement], labels: list[str]) -> int:
+    """Print the figures; return the exit status (1 if a check or a target failed)."""
     print()
-    print(f"{'server':<22} {'median ms':>10} {'p95 ms':>9} {'top-level':>10}  shape")
-    for r in results:
-        print(
-            f"{r.server.name:<22} {r.median():>10.1f} {r.p95():>9.1f} "
-            f"{r.top_level:>10}  {r.shape}  ({r.server_info})"
-        )
-    remora = results[0]
-    fastest = min((r for r in results if r.server.is_peer), key=Measurement.median)
-    ratio = remora.median() / fastest.median()
-    verdict = "pass" if ratio <= TARGET_RATIO else "FAIL"
     print(
-        f"\nremora median / fastest peer ({fastest.server.name}) median: "
-        f"{ratio:.3f}  (target <= {TARGET_RATIO}: {verdict})"
+        f"{'server':<22} {'edit':<7} {'median ms':>10} {'p95 ms':>9} {'top-level':>10}"
+        "  shape"
     )
-    status = int(ratio > TARGET_RATIO)
+    for r in results:
+        for label in labels:
+            print(
+                f"{r.server.name:<22} {label:<7} {r.median(label):>10.1f} "
+                f"{r.p95(label):>9.1f} {r.top_level:>10}  {r.shape}  ({r.server_info})"
+            )
+    remora = results[0]
+    status = 0
+    print()
+    for label in labels:
+        fastest = min(
+            (r for r in results if r.server.is_peer), key=lambda r: r.median(label)
+        )
+        ratio = remora.median(label) / fastest.median(label)
+        verdict = "pass" if ratio <= TARGET_RATIO else "FAIL"
+        status |= ratio > TARGET_RATIO
+        print(
+            f"{label:<7} remora median / fastest peer ({fastest.server.name}) median: "
+            f"{ratio:.3f}  (target <= {TARGET_RATIO}: {verdict})"
+        )
+    top_over_middle = remora.median("top") / remora.median("middle")
+    verdict = "pass" if top_over_middle <= TARGET_TOP_OVER_MIDDLE else "FAIL"
+    status |= top_over_middle > TARGET_TOP_OVER_MIDDLE
+    print(
+        f"remora top median / middle median: {top_over_middle:.2f}  "
+        f"(target <= {TARGET_TOP_OVER_MIDDLE}: {verdict})"
+    )
     for r in results:
         for problem in r.problems:
             print(f"PROBLEM {r.server.name}: {problem}")
             status = 1
-    return status
+    return int(status)
 
 
 async def run(names: list[str] | None) -> int:
     """Measure every server (or those named) one after the other."""
     source = SOURCE.read_text(encoding="utf-8")
     expected = top_level_definitions(source)
-    line, _ = edit_position(source)
+    positions = edits(source)
+    where = ", ".join(f"{e.label} at line {e.line + 1}" for e in positions)
     print(
         f"{SOURCE} ({len(source.splitlines())} lines, {len(expected)} top-level "
-        f"classes and functions); editing line {line + 1}; "
-        f"{WARMUP_ROUNDS} warm-up + {ROUNDS} timed rounds"
+        f"classes and functions); editing {where}; "
+        f"{WARMUP_ROUNDS} warm-up + {ROUNDS} timed rounds each"
     )
     results = []
     for server in servers():
@@ -341,7 +408,7 @@ async def run(names: list[str] | None) -> int:
         results.append(await measure(server, source, expected))
     if not any(r.server.is_peer for r in results):
         sys.exit("at least one peer is needed for the ratio")
-    return report(results)
+    return report(results, [e.label for e in positions])
 
 
 def main() -> None:

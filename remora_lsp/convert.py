@@ -22,6 +22,7 @@ SYMBOL_KINDS = {
     NodeKind.FUNCTION: types.SymbolKind.Function,
     NodeKind.METHOD: types.SymbolKind.Method,
 }
+_SYMBOL_KIND_NUMBERS = {kind: symbol.value for kind, symbol in SYMBOL_KINDS.items()}
 
 
 def encoding_of(value: object) -> PositionEncoding:
@@ -56,15 +57,28 @@ def to_range(
 
 def detail(node: CodeNode) -> str:
     """What the outline shows next to a node's name: its id and agent status."""
-    return f"{node.id} · {node.agent_status.value}"
+    return f"{node.id} · {node.agent_status}"  # a StrEnum formats as its value
+
+
+_RANGES: dict[Span, dict[str, dict[str, int]]] = {}
+"""Range JSON of spans whose columns need no text, shared between outlines:
+typing changes few spans, and the next outline reuses the others' JSON."""
+_RANGES_KEPT = 200_000
 
 
 def _json_range(
     span: Span, encoding: PositionEncoding, lines: LineIndex | None
 ) -> dict[str, dict[str, int]]:
     if lines is None or span.ascii or encoding is PositionEncoding.UTF8:
-        start = (span.start_line, span.start_col)
-        end = (span.end_line, span.end_col)
+        found = _RANGES.get(span)
+        if found is None:
+            if len(_RANGES) >= _RANGES_KEPT:
+                _RANGES.clear()
+            found = _RANGES[span] = {
+                "start": {"line": span.start_line, "character": span.start_col},
+                "end": {"line": span.end_line, "character": span.end_col},
+            }
+        return found
     else:
         start = lines.position(span.start_byte, encoding)
         end = lines.position(span.end_byte, encoding)
@@ -90,7 +104,7 @@ def document_symbols(
     for node in nodes:
         symbol = {
             "name": node.name,
-            "kind": SYMBOL_KINDS[node.kind].value,
+            "kind": _SYMBOL_KIND_NUMBERS[node.kind],
             "range": _json_range(node.span, encoding, lines),
             "selectionRange": _json_range(node.name_span, encoding, lines),
             "detail": detail(node),

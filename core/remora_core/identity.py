@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 import string
+import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,10 +30,28 @@ _ALPHABET = string.ascii_lowercase + string.digits
 ID_PREFIX = "rm_"
 
 
+_TO_ALPHABET = bytes(ord(_ALPHABET[byte % len(_ALPHABET)]) for byte in range(256))
+_BIASED = bytes(range(256 - 256 % len(_ALPHABET), 256))
+"""Random bytes from 252 on would favour the first letters: dropped."""
+_random = b""
+_random_lock = threading.Lock()
+
+
+def _random_chars(count: int) -> str:
+    # One call to the OS for hundreds of ids: indexing a large project mints
+    # tens of thousands, and ``secrets.choice`` per character was ~1 s of that.
+    global _random
+    with _random_lock:
+        while len(_random) < count:
+            _random += secrets.token_bytes(4096).translate(_TO_ALPHABET, _BIASED)
+        chars, _random = _random[:count], _random[count:]
+    return chars.decode("ascii")
+
+
 def new_id(taken: Callable[[str], bool] = lambda _id: False) -> str:
     """A fresh random id not accepted by ``taken``."""
     while True:
-        candidate = ID_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(8))
+        candidate = ID_PREFIX + _random_chars(8)
         if not taken(candidate):
             return candidate
 

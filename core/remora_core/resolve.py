@@ -120,6 +120,8 @@ class FileResolver:
         self.index_of = {node_id: index for index, node_id in enumerate(ids)}
         self.bindings: dict[str, _Target] = {}
         self.import_targets: set[str] = set()
+        self._members: dict[tuple[_Target, str], list[_Target]] = {}
+        """``_member`` answers: ``self.save`` in ten methods is looked up once."""
         for ref in extraction.imports:
             self._bind(ref)
 
@@ -130,9 +132,10 @@ class FileResolver:
             for target in self.import_targets
             if target != self.file_id
         }
-        for site in self.extraction.calls:
-            owner = self.ids[site.owner] if site.owner >= 0 else self.file_id
-            for target in self._resolve_call(site.owner, site.parts):
+        # Call sites are unique per (owner, callee) (``extract_calls``).
+        for owner_index, parts in self.extraction.calls:
+            owner = self.ids[owner_index] if owner_index >= 0 else self.file_id
+            for target in self._resolve_call(owner_index, parts):
                 if target.node_id is not None and target.kind is not NodeKind.FILE:
                     edges.add(Edge(owner, target.node_id, EdgeKind.CALLS))
         return sorted(edges, key=lambda e: (e.kind, e.from_id, e.to_id))
@@ -213,6 +216,13 @@ class FileResolver:
         return _Target(None, self.ids[index], self.extraction.definitions[index].kind)
 
     def _member(self, target: _Target, name: str) -> list[_Target]:
+        key = (target, name)
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = self._find_member(target, name)
+        return found
+
+    def _find_member(self, target: _Target, name: str) -> list[_Target]:
         if target.module is not None:
             submodule = f"{target.module}.{name}"
             if self.modules.is_module(submodule):

@@ -58,17 +58,25 @@ class SkippedFile:
 def extract_tree(
     path: str,
     text: bytes,
-    tree: tree_sitter.Tree,
+    tree: tree_sitter.Tree | None,
     lines: LineIndex,
     *,
     read_inline_ids: bool = False,
     with_references: bool = True,
     definitions: list[Definition] | None = None,
+    has_errors: bool | None = None,
 ) -> FileExtraction:
     """Extract from an existing parse (the open-document path).
 
-    ``definitions``, when given, were already found (incrementally) for ``tree``.
+    ``definitions``, when given, were already found (incrementally) for ``tree``;
+    without a tree (a chunk re-parse) they and ``has_errors`` must be given and
+    references cannot be extracted.
     """
+    if tree is None:
+        assert definitions is not None and has_errors is not None
+        assert not with_references
+    elif has_errors is None:
+        has_errors = tree.root_node.has_error
     if definitions is None:
         definitions = extract_definitions(
             tree, text, lines, read_inline_ids=read_inline_ids
@@ -80,10 +88,10 @@ def extract_tree(
         content_hash=content_hash(text),
         line_count=lines.line_count,
         definitions=definitions,
-        calls=extract_calls(tree, definitions) if with_references else [],
-        imports=extract_imports(tree) if with_references else [],
+        calls=extract_calls(tree, definitions) if tree and with_references else [],
+        imports=extract_imports(tree) if tree and with_references else [],
         file_inline_id=file_inline_id(text) if read_inline_ids else None,
-        has_errors=tree.root_node.has_error,
+        has_errors=has_errors,
         has_references=with_references,
         span=Span(0, len(text), 0, 0, end_line, len(last_line), last_line.isascii()),
     )

@@ -66,7 +66,8 @@ class Previous:
     line_count: int
 
 
-def _shift(span: Span, delta: int, lines: int) -> Span:
+def shift_span(span: Span, delta: int, lines: int) -> Span:
+    """``span`` moved by ``delta`` bytes and ``lines`` lines (columns unchanged)."""
     if not delta and not lines:
         return span
     return Span(
@@ -175,8 +176,8 @@ class _ReusingExtractor(_Extractor):
                     kind,
                     old.name,
                     qualified,
-                    _shift(old.span, shift, line_shift),
-                    _shift(old.name_span, shift, line_shift),
+                    shift_span(old.span, shift, line_shift),
+                    shift_span(old.name_span, shift, line_shift),
                     new_parent,
                     old.source_hash,
                     old.inline_id,

@@ -10,9 +10,13 @@ from __future__ import annotations
 import threading
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import tree_sitter
 import tree_sitter_python
+
+if TYPE_CHECKING:
+    from remora_core.text import LineIndex
 
 _local = threading.local()
 
@@ -35,6 +39,29 @@ def parse(source: bytes, old_tree: tree_sitter.Tree | None = None) -> tree_sitte
     if old_tree is None:
         return _parser().parse(source)
     return _parser().parse(source, old_tree)
+
+
+_EVERYTHING = [tree_sitter.Range((0, 0), (0xFFFFFFFF, 0xFFFFFFFF), 0, 0xFFFFFFFF)]
+
+
+def parse_range(
+    source: bytes, start: int, end: int, lines: LineIndex
+) -> tree_sitter.Tree:
+    """Parse only ``source[start:end]``; node positions stay those of ``source``."""
+    parser = _parser()
+    start_line, end_line = lines.line_of(start), lines.line_of(end)
+    parser.included_ranges = [
+        tree_sitter.Range(
+            (start_line, start - lines.line_start(start_line)),
+            (end_line, end - lines.line_start(end_line)),
+            start,
+            end,
+        )
+    ]
+    try:
+        return parser.parse(source)
+    finally:
+        parser.included_ranges = _EVERYTHING
 
 
 @cache
