@@ -16,8 +16,10 @@ exact when:
 - the previous text parsed without any error, and the chunk parses without any
   error (error recovery looks beyond statement boundaries, so any error falls
   back to a whole-file parse);
-- the chunk ends where the next (unchanged) top-level statement starts, which
-  begins at column 0 and so cannot belong to a statement of the chunk.
+- the chunk begins and ends where top-level statements begin at column 0 (the
+  one after it unchanged), so nothing after it can belong to a statement of the
+  chunk — tree-sitter also accepts *indented* top-level statements without an
+  error (what a stray dedent in a class body leaves), and those widen the chunk.
 
 Anything else — no previous state, an error, a chunk larger than
 ``1 / CHUNK_SHARE`` of the file (a class of half the file is parsed faster
@@ -119,6 +121,13 @@ def reparse_chunk(
     last = bisect_right(starts, old_dirty_end) - 1
     low = max(min(first, last) - 1, 0)
     high = min(max(first, last) + 1, count - 1)
+    # Tree-sitter tolerates indented top-level statements (a stray dedent in a
+    # class body leaves its methods at the top level, without an error): a
+    # chunk must begin and end at statements that start a line.
+    while low > 0 and not _starts_line(text, starts[low]):
+        low -= 1
+    while high + 1 < count and not _starts_line(text, starts[high + 1] + dirty.delta):
+        high += 1
     chunk_start = 0 if low == 0 else starts[low]
     old_chunk_end = starts[high + 1] if high + 1 < count else len(text) - dirty.delta
     chunk_end = old_chunk_end + dirty.delta
@@ -146,6 +155,10 @@ def reparse_chunk(
         Previous(extractor.found, extractor.node_ends, lines.line_count),
         statements.replaced(low, high, children, dirty.delta),
     )
+
+
+def _starts_line(text: bytes, offset: int) -> bool:
+    return offset == 0 or text[offset - 1 : offset] in (b"\n", b"\r")
 
 
 def _append_shifted(
