@@ -125,6 +125,9 @@ class AgentCompleted(BaseEvent):
 
     type: Literal["agent_completed"] = "agent_completed"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     result: str = ""
 
 
@@ -133,6 +136,9 @@ class AgentFailed(BaseEvent):
 
     type: Literal["agent_failed"] = "agent_failed"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     error: str
 
 
@@ -141,6 +147,9 @@ class AgentCancelled(BaseEvent):
 
     type: Literal["agent_cancelled"] = "agent_cancelled"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     reason: str = ""
 
 
