@@ -388,7 +388,8 @@ async def test_a_run_cancelled_while_it_is_being_recorded_ends_cancelled(databas
 
 async def _promise_five(swarm, agent) -> list[str]:
     """Five quick chats, each answered with its run id at once (as the editor's
-    ``remora.agent.chat`` is), all arriving during the agent's cooldown."""
+    ``remora.agent.chat`` is), all arriving during the agent's cooldown.
+    """
     run_ids = []
     for n in range(5):
         chat = HumanChat(to_agent=agent, message=f"chat {n}")

@@ -281,7 +281,9 @@ class TriggerRefused(BaseEvent):
     type: Literal["trigger_refused"] = "trigger_refused"
     agent_id: str
     trigger_id: str
-    rule: Literal["max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent"]
+    rule: Literal[
+        "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
+    ]
     reason: str
 
 
