@@ -76,6 +76,8 @@ class TurnRecord:
     proposals: list[Proposal] = field(default_factory=list)
     messages_sent: list[str] = field(default_factory=list)
     answer: str = ""
+    tool_calls: int = 0
+    """Tool calls made so far (limits.tool_calls_per_run)."""
 
 
 @dataclass

@@ -14,6 +14,7 @@ project's current text, edits become proposals a person decides on.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -27,7 +28,12 @@ from remora_core.agents.context import AgentContext, text_hash
 from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
-from remora_core.events.models import RewriteProposed, ToolCalled, ToolResult
+from remora_core.events.models import (
+    LimitReached,
+    RewriteProposed,
+    ToolCalled,
+    ToolResult,
+)
 from remora_core.events.subscriptions import Pattern
 from remora_core.model import NodeKind
 from remora_core.proposals import (
@@ -36,6 +42,7 @@ from remora_core.proposals import (
     prepare_new_node,
     prepare_rewrite,
 )
+from remora_core.workspace import MemoryFull
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
@@ -60,8 +67,27 @@ async def call_tool(
 ) -> tuple[bool, str]:
     """Run one tool with its events; (ok, text for the model)."""
     turn = context.turn
+    limit = context.services.config.limits.tool_calls_per_run
+    context.record.tool_calls += 1
+    if context.record.tool_calls > limit:
+        # One event for the first refused call; the rest of a flood of calls
+        # costs neither events nor store (limits.tool_calls_per_run).
+        if context.record.tool_calls == limit + 1:
+            refuse(
+                context,
+                "limits.tool_calls_per_run",
+                f"this run made {limit} tool calls; further calls are refused",
+            )
+        return False, (
+            f"Error: this run already made {limit} tool calls (the limit); "
+            "give your answer now."
+        )
     turn.emit_nowait(
-        ToolCalled(agent_id=turn.agent_id, tool=name, arguments=_loggable(arguments))
+        ToolCalled(
+            agent_id=turn.agent_id,
+            tool=name,
+            arguments=_bounded(context, _loggable(arguments)),
+        )
     )
     try:
         text, ok = await implementation(context, **arguments), True
@@ -73,6 +99,41 @@ async def call_tool(
         ToolResult(agent_id=turn.agent_id, tool=name, ok=ok, summary=text[:MAX_SUMMARY])
     )
     return ok, text
+
+
+def refuse(context: AgentContext, limit: str, reason: str) -> None:
+    """Tell the person (a ``limit_reached`` event) that a bound refused something."""
+    turn = context.turn
+    turn.emit_nowait(LimitReached(agent_id=turn.agent_id, limit=limit, reason=reason))
+
+
+def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` as a ``tool_called`` event shows them: whole when small;
+    else stored once by hash (``tool_arguments``, in the event's transaction)
+    and each value cut short, so one reply cannot send megabytes to the editor.
+    """
+    limit = context.services.config.limits.event_argument_chars
+    body = json.dumps(arguments, ensure_ascii=False)
+    if len(body) <= limit:
+        return arguments
+    digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    context.turn.swarm.events.also_write(
+        "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)",
+        [(digest, body.encode("utf-8", "replace").decode("utf-8"))],
+    )
+    keys = list(arguments)[:20]  # a fenced reply may invent any number of names
+    share = max(40, (limit - 200) // max(1, len(keys)))
+    shown: dict[str, Any] = {}
+    for key in keys:
+        value = arguments[key]
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        )
+        shown[str(key)[:100]] = (
+            text if len(text) <= share else f"{text[:share]}… ({len(text):,} chars)"
+        )
+    shown["_truncated"] = {"chars": len(body), "stored": digest}
+    return shown
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -277,6 +338,17 @@ async def subscribe(
         raise ToolError(
             "give at least one of event_types, from_agents, path_glob, tags, nodes"
         )
+    limit = context.services.config.limits.subscriptions_per_agent
+    held = context.turn.swarm.index.of_agent(context.agent_id)
+    if sum(not s.default for s in held) >= limit:
+        refuse(
+            context,
+            "limits.subscriptions_per_agent",
+            f"{context.agent_id} holds {limit} subscriptions; a new one was refused",
+        )
+        raise ToolError(
+            f"you hold {limit} subscriptions (the limit); unsubscribe from one first"
+        )
     subscription_id = await context.turn.subscribe(pattern)
     return f"Subscribed ({subscription_id})."
 
@@ -296,7 +368,12 @@ async def kv_get(context: AgentContext, key: str) -> str:
 
 async def kv_set(context: AgentContext, key: str, value: Any) -> str:
     """Remember a value under a key."""
-    await context.services.kv.set(context.agent_id, key, value)
+    budget = context.services.config.limits.kv_bytes_per_agent
+    try:
+        await context.services.kv.set(context.agent_id, key, value, budget=budget)
+    except MemoryFull as error:
+        refuse(context, "limits.kv_bytes_per_agent", str(error))
+        raise ToolError(f"{error}; remove or shorten other keys first") from None
     return f"Stored {key!r}."
 
 

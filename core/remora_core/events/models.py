@@ -287,6 +287,16 @@ class TriggerRefused(BaseEvent):
     reason: str
 
 
+class LimitReached(BaseEvent):
+    """A bound (``limits`` settings) refused something a model asked for."""
+
+    type: Literal["limit_reached"] = "limit_reached"
+    agent_id: str
+    limit: str
+    """The setting, e.g. ``limits.tool_calls_per_run``."""
+    reason: str
+
+
 class RunInterrupted(BaseEvent):
     """A run was in flight when the process stopped (found on the next start)."""
 
@@ -318,6 +328,7 @@ Event = Annotated[
     | GraphStarted
     | GraphCompleted
     | TriggerRefused
+    | LimitReached
     | RunInterrupted,
     Field(discriminator="type"),
 ]

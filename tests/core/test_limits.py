@@ -1,0 +1,157 @@
+"""Bounds on what one model reply can create (issue 11 part 4).
+
+A scripted hostile model (tests/fakes, at the HTTP boundary) floods tool
+calls, sends megabyte arguments, piles up subscriptions and memory and talks
+without end. Each test checks what the person would notice: the events that
+arrive (a readable ``limit_reached`` for every refusal), their size, and what
+the store keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.core.agent_support import AgentHarness, of_type
+from tests.fakes.model_server import ModelServer, Reply
+
+
+@pytest.fixture
+async def shop(tmp_path):
+    with ModelServer() as server:
+        harness = AgentHarness(tmp_path / "shop", server)
+        yield harness
+        await harness.stop()
+
+
+async def start(shop: AgentHarness, **limits):
+    return await shop.start(model={"protocol": "tools"}, limits=limits)
+
+
+def event_sizes(events) -> list[int]:
+    return [len(e.model_dump_json()) for e in events]
+
+
+async def test_huge_tool_arguments_are_stored_once_and_cut_in_the_event(shop):
+    await start(shop, event_argument_chars=1_000)
+    huge = "x" * 2_000_000
+    shop.server.reply_tool_call("kv_get", {"key": huge})
+    shop.server.reply_tool_call("kv_get", {"key": huge})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Read this.")
+
+    called = of_type(events, "tool_called")
+    assert len(called) == 2
+    for event in called:
+        shown = json.dumps(event.arguments)
+        assert len(shown) < 2_000
+        assert event.arguments["_truncated"]["chars"] > 2_000_000
+    assert max(event_sizes(events)) < 5_000
+    digest = called[0].arguments["_truncated"]["stored"]
+
+    db = sqlite3.connect(shop.root / ".remora" / "remora.db")
+    rows = db.execute("SELECT hash, length(body) FROM tool_arguments").fetchall()
+    db.close()
+    assert rows == [(digest, len(json.dumps({"key": huge})))]  # stored once
+
+
+async def test_small_arguments_are_shown_whole(shop):
+    await start(shop)
+    shop.server.reply_tool_call("kv_get", {"key": "style"})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Read.")
+    assert of_type(events, "tool_called")[0].arguments == {"key": "style"}
+
+
+async def test_a_flood_of_tool_calls_is_cut_with_one_event(shop):
+    await start(shop, tool_calls_per_run=5)
+    shop.server.script.append(
+        Reply(tool_calls=[("kv_get", {"key": f"k{i}"}) for i in range(40)])
+    )
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Go.")
+
+    assert len(of_type(events, "tool_called")) == 5
+    refused = of_type(events, "limit_reached")
+    assert len(refused) == 1
+    assert refused[0].limit == "limits.tool_calls_per_run"
+    assert "5 tool calls" in refused[0].reason
+    assert of_type(events, "agent_completed")
+    told = [m for m in shop.server.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert "the limit" in told[-1]["content"]
+
+
+async def test_subscriptions_per_agent_are_bounded(shop):
+    await start(shop, subscriptions_per_agent=3)
+    total = shop.id("total")
+    shop.server.script.append(
+        Reply(
+            tool_calls=[
+                (
+                    "subscribe",
+                    {
+                        "event_types": ["content_changed"],
+                        "nodes": [total],
+                        "tags": [f"t{i}"],
+                    },
+                )
+                for i in range(6)
+            ]
+        )
+    )
+    shop.server.reply_text("Done.")
+    events = await shop.ask("tax", "Watch total a lot.")
+
+    # A reply's tool calls run concurrently: count, not order.
+    assert (
+        sorted(r.ok for r in of_type(events, "tool_result")) == [False] * 3 + [True] * 3
+    )
+    refused = of_type(events, "limit_reached")
+    assert refused and {r.limit for r in refused} == {"limits.subscriptions_per_agent"}
+    db = sqlite3.connect(shop.root / ".remora" / "remora.db")
+    (held,) = db.execute("SELECT count(*) FROM subscriptions").fetchone()
+    db.close()
+    assert held == 3
+
+
+async def test_memory_per_agent_is_bounded(shop):
+    await start(shop, kv_bytes_per_agent=10_000)
+    shop.server.script.append(
+        Reply(
+            tool_calls=[
+                ("kv_set", {"key": f"k{i}", "value": "v" * 4_000}) for i in range(4)
+            ]
+        )
+    )
+    shop.server.reply_tool_call("kv_set", {"key": "k0", "value": "short"})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Remember a lot.")
+
+    results = of_type(events, "tool_result")
+    assert sorted(r.ok for r in results[:4]) == [False, False, True, True]
+    assert results[4].ok  # replacing a key within the budget still works
+    refused = of_type(events, "limit_reached")
+    assert {r.limit for r in refused} == {"limits.kv_bytes_per_agent"}
+    assert "10,000" in refused[0].reason
+
+
+async def test_an_endless_answer_is_cut(shop):
+    await start(shop, answer_chars=1_000)
+    shop.server.reply_text("blah " * 200_000)
+    events = await shop.ask("total", "Talk.")
+    completed = of_type(events, "agent_completed")[0]
+    assert len(completed.result) < 1_100
+    assert "cut at 1,000 of 1,000,000 chars" in completed.result
+
+
+async def test_limits_are_settings_with_defaults():
+    from remora_core.config import validate
+
+    config, problems = validate(
+        {"limits": {"tool_calls_per_run": 0, "answer_chars": 500}}
+    )
+    assert problems and "tool_calls_per_run" in problems[0]
+    assert config.limits.tool_calls_per_run == 50
+    assert config.limits.answer_chars == 500
