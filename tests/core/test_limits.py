@@ -155,3 +155,59 @@ async def test_limits_are_settings_with_defaults():
     assert problems and "tool_calls_per_run" in problems[0]
     assert config.limits.tool_calls_per_run == 50
     assert config.limits.answer_chars == 500
+
+
+async def test_one_open_question_per_agent(shop):
+    project = await start(shop)
+    shop.server.script.append(
+        Reply(
+            tool_calls=[("ask_user", {"question": f"Question {i}?"}) for i in range(8)]
+        )
+    )
+    shop.server.reply_text("Done.")
+    await shop.send("tax", "Ask me things.")
+
+    blocked = await shop.wait_for("agent_blocked")
+    await shop.wait_for("limit_reached")
+    questions = project.agents.services.questions
+    assert len(questions.pending) == 1
+    assert questions.respond(blocked.question_id, "yes")
+    await project.swarm.runner.idle()
+
+    events = await shop.events()
+    assert len(of_type(events, "agent_blocked")) == 1
+    refused = of_type(events, "limit_reached")
+    assert len(refused) == 7
+    assert {r.limit for r in refused} == {"limits.open_questions_per_agent"}
+    assert "already waits for an answer" in refused[0].reason
+    assert sorted(r.ok for r in of_type(events, "tool_result")) == [False] * 7 + [True]
+
+
+async def test_a_huge_question_is_refused(shop):
+    await start(shop)
+    shop.server.reply_tool_call("ask_user", {"question": "Why? " * 10_000})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("tax", "Ask.")
+    assert not of_type(events, "agent_blocked")
+    assert of_type(events, "limit_reached")
+    assert "at most 2,000 characters" in of_type(events, "tool_result")[0].summary
+
+
+async def test_chat_history_is_bounded_in_bytes(shop):
+    await start(shop, history_bytes=20_000)
+    shop.server.reply_text("A small answer.")
+    await shop.ask("total", "A small question?")
+    shop.server.reply_text("huge " * 50_000)
+    await shop.ask("total", "A question with a huge answer?")
+    shop.server.reply_text("Fine.")
+    await shop.ask("total", "The next question?")
+
+    sent = "\n".join(
+        str(m.get("content")) for m in shop.server.requests[-1]["messages"]
+    )
+    assert "huge huge" not in sent  # the huge turn was dropped from the history
+    assert len(sent) < 30_000
+    db = sqlite3.connect(shop.root / ".remora" / "remora.db")
+    sizes = [n for (n,) in db.execute("SELECT length(chat_history) FROM agent_state")]
+    db.close()
+    assert sizes and max(sizes) <= 20_000

@@ -54,7 +54,11 @@ class AgentRuntime:
             overlay=Overlay(
                 database, root, self._read_text, list(config.secrets.exclude)
             ),
-            memory=ChatMemory(database, config.agents.history_messages),
+            memory=ChatMemory(
+                database,
+                config.agents.history_messages,
+                config.limits.history_bytes,
+            ),
             questions=Questions(config.agents.question_timeout_s),
             bundles=BundleRegistry(
                 root, dict(config.bundles), notify, trusted=project.trust.trusted

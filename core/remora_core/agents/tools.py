@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SUMMARY = 300
+MAX_QUESTION_CHARS = 2_000
+MAX_OPTIONS = 10
+MAX_OPTION_CHARS = 200
 
 
 class ToolError(Exception):
@@ -384,6 +387,36 @@ async def ask_user(
     if not question or not question.strip():
         raise ToolError("the question is empty")
     choices = tuple(o for o in (options or []) if isinstance(o, str) and o.strip())
+    # Each question is a dialog in the editor: one open per agent, and small
+    # enough to read (a reply asking 40 at once must not open 40 dialogs).
+    waiting = [
+        q
+        for q, _ in context.services.questions.pending.values()
+        if q.agent_id == context.agent_id
+    ]
+    if waiting:
+        refuse(
+            context,
+            "limits.open_questions_per_agent",
+            f"{context.agent_id} already waits for an answer to "
+            f"{waiting[0].question[:80]!r}; another question was refused",
+        )
+        raise ToolError(
+            "you already asked the person a question that is not answered yet; "
+            "ask one question at a time"
+        )
+    if len(question) > MAX_QUESTION_CHARS or len(choices) > MAX_OPTIONS:
+        refuse(
+            context,
+            "limits.open_questions_per_agent",
+            f"a question of {len(question):,} chars with {len(choices)} options "
+            "was refused",
+        )
+        raise ToolError(
+            f"a question has at most {MAX_QUESTION_CHARS:,} characters and "
+            f"{MAX_OPTIONS} options"
+        )
+    choices = tuple(o[:MAX_OPTION_CHARS] for o in choices)
     loop = asyncio.get_running_loop()
     asked = loop.time()
     try:
