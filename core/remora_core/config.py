@@ -157,6 +157,12 @@ class LimitSettings(_Section):
     """Bytes (JSON) of all values one agent may remember."""
     answer_chars: int = Field(default=20_000, ge=100)
     """Characters of a run's answer kept in its ``agent_completed`` event."""
+    proposal_chars: int = Field(default=200_000, ge=1_000)
+    """Characters of new source one proposal may carry (its diff rides in
+    ``rewrite_proposed``, its text in the store)."""
+    message_chars: int = Field(default=20_000, ge=100)
+    """Characters of one message to another agent (a broadcast copies it to
+    every recipient)."""
     history_bytes: int = Field(default=1_000_000, ge=1_000)
     """Chat history kept per agent (JSON bytes; oldest turns dropped first),
     on top of ``agents.history_messages``."""

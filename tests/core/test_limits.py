@@ -211,3 +211,30 @@ async def test_chat_history_is_bounded_in_bytes(shop):
     sizes = [n for (n,) in db.execute("SELECT length(chat_history) FROM agent_state")]
     db.close()
     assert sizes and max(sizes) <= 20_000
+
+
+async def test_a_huge_proposal_is_refused(shop):
+    await start(shop, proposal_chars=5_000)
+    body = "\n".join(f"    x{i} = {i}" for i in range(2_000))
+    shop.server.reply_tool_call(
+        "rewrite_self", {"new_source": f"def total(prices):\n{body}\n    return 0"}
+    )
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Rewrite.")
+    assert not of_type(events, "rewrite_proposed")
+    refused = of_type(events, "limit_reached")
+    assert [r.limit for r in refused] == ["limits.proposal_chars"]
+    assert "at most 5,000 characters" in of_type(events, "tool_result")[0].summary
+
+
+async def test_a_huge_broadcast_is_refused(shop):
+    await start(shop, message_chars=1_000)
+    shop.server.reply_tool_call(
+        "send_message", {"to": "broadcast:siblings", "content": "spam " * 1_000}
+    )
+    shop.server.reply_text("Done.")
+    events = await shop.ask("tax", "Tell everyone.")
+    assert not of_type(events, "agent_message")
+    assert [r.limit for r in of_type(events, "limit_reached")] == [
+        "limits.message_chars"
+    ]

@@ -110,6 +110,20 @@ def refuse(context: AgentContext, limit: str, reason: str) -> None:
     turn.emit_nowait(LimitReached(agent_id=turn.agent_id, limit=limit, reason=reason))
 
 
+def _check_size(context: AgentContext, setting: str, what: str, text: Any) -> None:
+    """Refuse ``text`` longer than the ``limits`` setting named ``setting``."""
+    limit = getattr(context.services.config.limits, setting.rsplit(".", 1)[1])
+    if isinstance(text, str) and len(text) > limit:
+        refuse(
+            context,
+            setting,
+            f"{what} of {len(text):,} chars was refused (the limit is {limit:,})",
+        )
+        raise ToolError(
+            f"{what} has at most {limit:,} characters; this one has {len(text):,}"
+        )
+
+
 def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """``arguments`` as a ``tool_called`` event shows them: whole when small;
     else stored once by hash (``tool_arguments``, in the event's transaction)
@@ -220,6 +234,7 @@ async def rewrite_self(
     context: AgentContext, new_source: str, reasoning: str = ""
 ) -> str:
     """Propose new source for the agent's own node."""
+    _check_size(context, "limits.proposal_chars", "new source", new_source)
     node = context.node
     text = _file_text(context, node)
     replacement, diff = prepare_rewrite(node, text, new_source)
@@ -246,6 +261,7 @@ async def propose_new_node(
     insert_after: str | None = None,
 ) -> str:
     """Propose a new definition next to (or inside) the agent's node."""
+    _check_size(context, "limits.proposal_chars", "new source", source)
     node = context.node
     if kind not in ("function", "class", "method"):
         raise ToolError("kind must be 'function', 'class' or 'method'")
@@ -300,6 +316,7 @@ async def send_message(context: AgentContext, to: str, content: str) -> str:
         raise ToolError("the message is empty")
     if to == context.agent_id:
         raise ToolError("you cannot message yourself")
+    _check_size(context, "limits.message_chars", "a message", content)
     recipients = await context.turn.send_message(to, content)
     context.record.messages_sent.extend(recipients)
     if not recipients:
