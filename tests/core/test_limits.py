@@ -47,9 +47,9 @@ async def test_huge_tool_arguments_are_stored_once_and_cut_in_the_event(shop):
     for event in called:
         shown = json.dumps(event.arguments)
         assert len(shown) < 2_000
-        assert event.arguments["_truncated"]["chars"] > 2_000_000
+        assert event.arguments["truncated_arguments"]["chars"] > 2_000_000
     assert max(event_sizes(events)) < 5_000
-    digest = called[0].arguments["_truncated"]["stored"]
+    digest = called[0].arguments["truncated_arguments"]["stored"]
 
     db = sqlite3.connect(shop.root / ".remora" / "remora.db")
     rows = db.execute("SELECT hash, length(body) FROM tool_arguments").fetchall()

@@ -149,7 +149,7 @@ def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]
         shown[str(key)[:100]] = (
             text if len(text) <= share else f"{text[:share]}… ({len(text):,} chars)"
         )
-    shown["_truncated"] = {"chars": len(body), "stored": digest}
+    shown["truncated_arguments"] = {"chars": len(body), "stored": digest}
     return shown
 
 
