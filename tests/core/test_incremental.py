@@ -14,6 +14,7 @@ import sysconfig
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from remora_core.discovery import statements
@@ -147,13 +148,14 @@ def test_incremental_extraction_matches_a_fresh_one(data):
     _check_random_edits(data, SOURCE)
 
 
+@pytest.mark.parametrize("source", [MANY, SOURCE], ids=["many", "few"])
 @settings(max_examples=1000, deadline=None)
 @given(data=st.data())
-def test_chunk_reparses_match_a_fresh_one_anywhere_in_the_file(data):
+def test_chunk_reparses_match_a_fresh_one_anywhere_in_the_file(source, data):
     # Chunks of any size allowed, so that every edit that can take the chunk
-    # path does, in a file of many top-level statements.
+    # path does: in a file of many top-level statements, and of a few.
     with mock.patch.object(statements, "CHUNK_SHARE", 1):
-        _check_random_edits(data, MANY)
+        _check_random_edits(data, source)
 
 
 def test_typing_a_character_in_a_large_file_reuses_definitions():

@@ -16,10 +16,12 @@ exact when:
 - the previous text parsed without any error, and the chunk parses without any
   error (error recovery looks beyond statement boundaries, so any error falls
   back to a whole-file parse);
-- the chunk begins and ends where top-level statements begin at column 0 (the
-  one after it unchanged), so nothing after it can belong to a statement of the
-  chunk — tree-sitter also accepts *indented* top-level statements without an
-  error (what a stray dedent in a class body leaves), and those widen the chunk.
+- the chunk begins and ends where top-level statements other than comments
+  begin at column 0 (the one after it unchanged), so nothing after it can belong
+  to a statement of the chunk — tree-sitter also accepts *indented* top-level
+  statements without an error (what a stray dedent in a class body leaves), and
+  an indented line after a comment at column 0 continues the block before the
+  comment; both widen the chunk.
 
 Anything else — no previous state, an error, a chunk larger than
 ``1 / CHUNK_SHARE`` of the file (a class of half the file is parsed faster
@@ -124,9 +126,9 @@ def reparse_chunk(
     # Tree-sitter tolerates indented top-level statements (a stray dedent in a
     # class body leaves its methods at the top level, without an error): a
     # chunk must begin and end at statements that start a line.
-    while low > 0 and not _starts_line(text, starts[low]):
+    while low > 0 and not _boundary(text, starts[low]):
         low -= 1
-    while high + 1 < count and not _starts_line(text, starts[high + 1] + dirty.delta):
+    while high + 1 < count and not _boundary(text, starts[high + 1] + dirty.delta):
         high += 1
     chunk_start = 0 if low == 0 else starts[low]
     old_chunk_end = starts[high + 1] if high + 1 < count else len(text) - dirty.delta
@@ -157,8 +159,14 @@ def reparse_chunk(
     )
 
 
-def _starts_line(text: bytes, offset: int) -> bool:
-    return offset == 0 or text[offset - 1 : offset] in (b"\n", b"\r")
+def _boundary(text: bytes, offset: int) -> bool:
+    """Whether a top-level statement starting at ``offset`` closes every block
+    before it: it starts a line, and it is not a comment (an indented line
+    after a comment at column 0 still belongs to the block before it).
+    """
+    return (offset == 0 or text[offset - 1 : offset] in (b"\n", b"\r")) and text[
+        offset : offset + 1
+    ] != b"#"
 
 
 def _append_shifted(
