@@ -5,15 +5,19 @@
 import type { LanguageClient } from "vscode-languageclient/node";
 import { ServerManager } from "./client";
 import { Commands } from "./commands";
-import { RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
+import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
 import { RESTART_SETTINGS } from "./settings";
 import { NodeTreeProvider, StatusItem } from "./views";
 import { vscode } from "./vscodeapi";
 
 const RESTART_DEBOUNCE_MS = 500;
 
+/** What activate() returns: for other extensions and the end-to-end tests. */
 export interface RemoraApi {
   server: ServerManager;
+  tree: NodeTreeProvider;
+  /** The latest remora/event notifications received (at most 500). */
+  events: RemoraEvent[];
   activatedInMs: number;
 }
 
@@ -26,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   const commands = new Commands(server, runs, events);
   const tree = new NodeTreeProvider(server);
   const status = new StatusItem();
+  const received: RemoraEvent[] = [];
   context.subscriptions.push(output, events, server, status);
   commands.register(context);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
@@ -43,6 +48,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
     client.onNotification("remora/event", (event: unknown) => {
       if (!isRemoraEvent(event)) return;
       events.appendLine(formatEvent(event));
+      received.push(event);
+      if (received.length > 500) received.shift();
       runs.update(event);
       status.update(runs.inFlight().length, tree.pendingCount());
       refreshSoon();
@@ -67,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
     }),
   );
   await server.start();
-  return { server, activatedInMs: Date.now() - started };
+  return { server, tree, events: received, activatedInMs: Date.now() - started };
 }
 
 export function deactivate(): Promise<void> | undefined {

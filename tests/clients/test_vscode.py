@@ -1,0 +1,142 @@
+"""Client tier: the VS Code extension (``clients/vscode``) in a real VS Code 1.100.
+
+``scripts/install_vscode_e2e.sh`` installs Debian's Chromium, the extension's npm
+packages and code-server 4.100.3 + playwright-core (idempotent, quick when
+installed). ``clients/vscode/test/e2e/run.mjs`` starts code-server offline on
+127.0.0.1 and opens the workbench in headless Chromium with the extension under
+development and ``test/e2e/suite.js`` as its tests: the suite runs inside the
+real extension host, acts through the real ``vscode`` API and the extension's
+commands against this venv's real ``remora-lsp`` and the scripted model server,
+and writes what it saw. The assertions are here. The run also takes the
+screenshot ``clients/vscode/docs/screenshot.png`` (Remora view, a proposal
+diagnostic, the diff editor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_server import ModelServer
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "vscode"
+SERVER = Path(sys.executable).with_name("remora-lsp")
+SCREENSHOT = EXT / "docs" / "screenshot.png"
+RUN_TIMEOUT_S = 300
+
+NEW_HELPER = '''def helper(self):
+        """Order two b's."""
+        return order("b", 2)'''
+
+
+@pytest.fixture(scope="module")
+def installed() -> None:
+    """Install what the e2e needs; skip (with the reason) only if that is impossible."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the VS Code e2e needs node and npm (Node 20), which are not installed")
+    process = subprocess.run(
+        ["bash", str(REPO / "scripts" / "install_vscode_e2e.sh")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    if process.returncode != 0:
+        pytest.skip(
+            "could not install the VS Code e2e prerequisites "
+            f"(scripts/install_vscode_e2e.sh exit {process.returncode}): "
+            f"{(process.stdout + process.stderr)[-1500:]}"
+        )
+    subprocess.run(["node", "esbuild.mjs"], cwd=EXT, check=True, timeout=120)
+
+
+def model_settings(model: ModelServer) -> dict:
+    return {
+        "swarm": {"cooldown_ms": 0},
+        "discovery": {"debounce_ms": 50},
+        "model": {
+            "base_url": model.url,
+            "name": "scripted",
+            "protocol": "tools",
+            "retry_backoff_s": 0.01,
+        },
+    }
+
+
+def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
+    (workspace / "remora.yaml").write_text("swarm: {cooldown_ms: 0}\n", encoding="utf-8")
+    user = state / "user" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text(
+        json.dumps(
+            {
+                "remora.server.path": str(SERVER),
+                "remora.initializationOptions": model_settings(model),
+                "workbench.startupEditor": "none",
+                "security.workspace.trust.enabled": False,
+                "extensions.autoCheckUpdates": False,
+                "telemetry.telemetryLevel": "off",
+            }
+        ),
+        encoding="utf-8",
+    )
+    out = state / "observed.json"
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    process = subprocess.run(
+        ["node", str(EXT / "test" / "e2e" / "run.mjs"), str(workspace), str(out), str(SCREENSHOT), str(state)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+    log = f"exit {process.returncode}\n{process.stdout[-4000:]}\n{process.stderr[-4000:]}"
+    assert out.exists(), f"the suite wrote nothing\n{log}"
+    observed = json.loads(out.read_text(encoding="utf-8"))
+    assert observed.get("ok"), f"{observed.get('error')}\nsteps: {observed.get('steps')}\n{log}"
+    return observed
+
+
+def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        seen = run_vscode(workspace, model, tmp_path / "state")
+
+    # Activation and server start.
+    assert seen["serverRunning"] is True
+    # The outline: the server's nodes with their ids.
+    names = [s["name"] for s in seen["outline"]]
+    assert {"Service", "helper", "run", "order"} <= set(names)
+    assert all(s["detail"].startswith("rm_") for s in seen["outline"])
+    # Lenses show each agent's status and click through to the node card.
+    assert any(l["title"] and "idle" in l["title"] for l in seen["lenses"])
+    assert {l["command"] for l in seen["lenses"] if l["command"]} == {"remora.showNode"}
+    # The Remora view lists the file's nodes.
+    assert {"Service", "helper", "order"} <= set(seen["tree"])
+    # ask → a proposal diagnostic on helper's definition line.
+    assert "run_id" in seen["askResult"]
+    assert "Order two b's" in model.text_of(0) or "Add a docstring" in json.dumps(model.requests[0])
+    assert seen["diagnostic"]["code"].startswith("pr_") or seen["diagnostic"]["code"]
+    # showDiff: a diff tab of two remora-proposal: documents, the right one the proposal.
+    assert seen["diffTab"]["original"].startswith("remora-proposal:")
+    assert seen["diffTab"]["modified"].startswith("remora-proposal:")
+    assert '"""Order two b\'s."""' in seen["diffRight"]
+    assert SCREENSHOT.exists()
+    # Accept (resolved code action) lands in the document; the server says so.
+    assert any(a.startswith("Accept") for a in seen["actions"])
+    assert seen["acceptHasEdit"] is True
+    assert '"""Order two b\'s."""' in seen["documentAfterAccept"]
+    assert seen["rewriteApplied"]["type"] == "rewrite_applied"
+    # A missing server: one error notification with its button, and no server left running.
+    toasts = [t for t in seen["missing"]["notifications"] if "remora-lsp" in t]
+    assert len(toasts) == 1, seen["missing"]["notifications"]
+    assert "/nonexistent/remora-lsp" in toasts[0] and "Open Setting" in toasts[0]
+    assert seen["serverRunningAfterMissing"] is False
