@@ -6,7 +6,7 @@
  * `workspace/configuration` for section `remora` with the engine settings only.
  */
 import * as fs from "node:fs";
-import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 import { resolveServer } from "./serverPath";
 import { engineSettings, readSettings } from "./settings";
 import { vscode } from "./vscodeapi";
@@ -54,8 +54,9 @@ export class ServerManager implements vscode.Disposable {
     this.output.appendLine(`Starting ${resolution.command} ${settings.serverArgs.join(" ")} (from ${resolution.source})`);
     const serverOptions: ServerOptions = {
       command: resolution.command,
+      // No `transport`: vscode-languageclient would add `--stdio`, which remora-lsp
+      // does not take (stdio is its default).
       args: settings.serverArgs,
-      transport: TransportKind.stdio,
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "python" }],
@@ -86,8 +87,16 @@ export class ServerManager implements vscode.Disposable {
     };
     const client = new LanguageClient("remora", "Remora", serverOptions, clientOptions);
     this.client = client;
-    await client.start();
+    // Handlers go on before start so no early notification or request is missed.
     for (const listener of this.listeners) listener(client);
+    try {
+      await client.start();
+    } catch (error) {
+      // The client has already shown the failure (and given up after its restarts):
+      // the extension stays up, the Restart Server command can try again.
+      this.output.appendLine(`remora-lsp did not start: ${String(error)}`);
+      this.client = undefined;
+    }
   }
 
   async stop(): Promise<void> {
