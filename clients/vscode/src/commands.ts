@@ -17,7 +17,10 @@ interface NodeCard {
   kind?: string;
   uri?: string;
   agent_status?: string;
-  pending_proposals?: ({ id?: string; proposal_id?: string; summary?: string } | string)[];
+  /** How many proposals are pending (the server's card holds a count here). */
+  pending_proposals?: number;
+  /** The pending proposals themselves. */
+  proposals?: { id?: string; status?: string; summary?: string }[];
   [key: string]: unknown;
 }
 
@@ -29,8 +32,9 @@ function str(args: Args, key: string): string | undefined {
 }
 
 export function proposalIds(card: NodeCard | null | undefined): string[] {
-  return (card?.pending_proposals ?? [])
-    .map((p) => (typeof p === "string" ? p : p.proposal_id ?? p.id))
+  return (card?.proposals ?? [])
+    .filter((p) => p.status === undefined || p.status === "pending")
+    .map((p) => p.id)
     .filter((id): id is string => typeof id === "string");
 }
 
