@@ -25,7 +25,7 @@ from typing import Any
 import cattrs
 import pydantic_core
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from remora_core.redact import scrub_json
@@ -53,6 +53,14 @@ def describe_invalid(method: str, error: Exception) -> str:
     else:
         details = str(error) or type(error).__name__
     return f"Invalid params for {method}: {details}"
+
+
+def _is_notification(method: object) -> bool:
+    """Whether LSP defines ``method`` as a notification (it takes no id)."""
+    if not isinstance(method, str):
+        return False
+    types_of = types.METHOD_TO_TYPES.get(method)
+    return types_of is not None and types_of[1] is None
 
 
 class PlainJson:
@@ -125,8 +133,20 @@ class RemoraProtocol(LanguageServerProtocol):
 
     def structure_message(self, data: dict[str, Any]):
         """Structure a message; answer InvalidParams instead of dropping it."""
+        if not isinstance(data, dict):  # a batch, or a bare value: not LSP
+            log.warning("skipped a message that is not a JSON object")
+            return _Dropped()
         if "jsonrpc" not in data or "method" not in data:
             return super().structure_message(data)
+        if "id" in data and _is_notification(data["method"]):
+            # A request must be answered; pygls would run it as a notification
+            # and leave the editor waiting for an answer that never comes.
+            text = f"{data['method']} is a notification: send it without an id"
+            log.warning("%s", text)
+            self._send_response(
+                data["id"], error=JsonRpcInvalidRequest(text).to_response_error()
+            )
+            return _Dropped()
         message_type = self.get_message_type(data["method"])
         if message_type is None:
             return super().structure_message(data)

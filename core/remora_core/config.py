@@ -141,6 +141,33 @@ class StoreSettings(_Section):
     limit but the disk's."""
 
 
+class LimitSettings(_Section):
+    """Bounds on what one model reply can create (README "Bounds"): a hostile
+    or broken model must not exhaust the editor or the disk.
+    """
+
+    event_argument_chars: int = Field(default=4_000, ge=200)
+    """Tool arguments shown in a ``tool_called`` event (JSON characters);
+    larger ones are stored once (``tool_arguments``) and referenced."""
+    tool_calls_per_run: int = Field(default=50, ge=1)
+    """Tool calls one run may make; the rest are refused."""
+    subscriptions_per_agent: int = Field(default=20, ge=0)
+    """Custom subscriptions one agent may hold."""
+    kv_bytes_per_agent: int = Field(default=262_144, ge=0)
+    """Bytes (JSON) of all values one agent may remember."""
+    answer_chars: int = Field(default=20_000, ge=100)
+    """Characters of a run's answer kept in its ``agent_completed`` event."""
+    proposal_chars: int = Field(default=200_000, ge=1_000)
+    """Characters of new source one proposal may carry (its diff rides in
+    ``rewrite_proposed``, its text in the store)."""
+    message_chars: int = Field(default=20_000, ge=100)
+    """Characters of one message to another agent (a broadcast copies it to
+    every recipient)."""
+    history_bytes: int = Field(default=1_000_000, ge=1_000)
+    """Chat history kept per agent (JSON bytes; oldest turns dropped first),
+    on top of ``agents.history_messages``."""
+
+
 class RemoraConfig(_Section):
     """Every setting of one project."""
 
@@ -151,6 +178,7 @@ class RemoraConfig(_Section):
     ids: IdSettings = Field(default_factory=IdSettings)
     secrets: SecretSettings = Field(default_factory=SecretSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     bundles: dict[str, str] = Field(default_factory=dict)
     """Node kind → bundle name."""
 

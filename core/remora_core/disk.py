@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from remora_core.changes import Changes
 from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
-from remora_core.discovery.files import content_hash
+from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
 from remora_core.model import NodeStatus
 
@@ -215,7 +215,9 @@ class DiskSync:
             candidates = [
                 p
                 for p in dict.fromkeys([*created, *changed])
-                if p not in project.documents and project.filter.wants(p)
+                if p not in project.documents
+                and project.filter.wants(p)
+                and not link_refusal(root, p, project.filter.secrets)
             ]
             max_bytes = project.config.discovery.max_file_bytes
             for path in candidates:

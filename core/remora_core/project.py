@@ -115,7 +115,9 @@ class Project:
         self.loaded = asyncio.Event()
         self.indexed = asyncio.Event()
         self.filter = FileFilter.from_globs(
-            config.discovery.include, config.discovery.exclude
+            config.discovery.include,
+            config.discovery.exclude,
+            config.secrets.exclude,
         )
         self.closed = False
         self._closing = asyncio.Event()
@@ -149,7 +151,9 @@ class Project:
         self.config = config
         self.trust = trust or Trust.for_settings(config.model)
         self.filter = FileFilter.from_globs(
-            config.discovery.include, config.discovery.exclude
+            config.discovery.include,
+            config.discovery.exclude,
+            config.secrets.exclude,
         )
         self.extractor = self._make_extractor()
 

@@ -39,6 +39,10 @@ MAX_OVERLAY_FILE_BYTES = 2 * 1024 * 1024
 """Largest file an agent may write to its overlay."""
 
 
+class MemoryFull(ValueError):
+    """Storing a value would take an agent past its memory budget."""
+
+
 class KeyValueStore:
     """Each agent's remembered values: JSON under string keys."""
 
@@ -52,7 +56,9 @@ class KeyValueStore:
         stored = (await self._values(agent_id)).get(key)
         return None if stored is None else json.loads(stored)
 
-    async def set(self, agent_id: str, key: str, value: Any) -> None:
+    async def set(
+        self, agent_id: str, key: str, value: Any, budget: int | None = None
+    ) -> None:
         """Store ``value`` under ``key``; ValueError (for the model) if it cannot be."""
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
             raise ValueError(f"a key is a string of 1 to {MAX_KEY_CHARS} characters")
@@ -70,7 +76,15 @@ class KeyValueStore:
                 f"the value is {size:,} bytes as JSON; the limit is "
                 f"{MAX_VALUE_BYTES:,} — store a summary instead"
             )
-        (await self._values(agent_id))[key] = encoded
+        values = await self._values(agent_id)
+        if budget is not None:
+            others = sum(len(v.encode("utf-8")) for k, v in values.items() if k != key)
+            if others + size > budget:
+                raise MemoryFull(
+                    f"{agent_id} would remember {others + size:,} bytes; the "
+                    f"limit (limits.kv_bytes_per_agent) is {budget:,}"
+                )
+        values[key] = encoded
         if self.database is not None:
 
             def work(db: sqlite3.Connection) -> None:

@@ -63,6 +63,11 @@ SAMPLES: dict[str, dict] = {
         "reason": "rm_1 already ran",
     },
     "run_interrupted": {"agent_id": "rm_1"},
+    "limit_reached": {
+        "agent_id": "rm_1",
+        "limit": "limits.tool_calls_per_run",
+        "reason": "this run made 50 tool calls",
+    },
 }
 
 ENVELOPE = {

@@ -381,3 +381,79 @@ async def test_a_run_cancelled_while_it_is_being_recorded_ends_cancelled(databas
         assert await swarm.runs.status(completed.run_id) == "completed"
     finally:
         await swarm.close()
+
+
+# ---- promised runs coalesced into one turn (issue 11 part 5) -------------------------
+
+
+async def _promise_five(swarm, agent) -> list[str]:
+    """Five quick chats, each answered with its run id at once (as the editor's
+    ``remora.agent.chat`` is), all arriving during the agent's cooldown.
+    """
+    run_ids = []
+    for n in range(5):
+        chat = HumanChat(to_agent=agent, message=f"chat {n}")
+        run_ids.append(swarm.runner.reserve(chat.id))
+        await swarm.emit(chat)
+    return run_ids
+
+
+async def test_every_promised_run_ends_and_coalesced_ones_say_who_answered(database):
+    graph, ids = graph_and_ids()
+    agent = ids[0]
+    turns: list[tuple[str, list[str]]] = []
+
+    async def turn(turn):
+        turns.append((turn.run_id, [s.event.message for s in turn.events]))
+        return "answered"
+
+    swarm = Swarm(database, graph, settings(cooldown_ms=300), turn_function=turn)
+    await swarm.start()
+    try:
+        await swarm.emit(HumanChat(to_agent=agent, message="first"))
+        await quiet(swarm)
+        run_ids = await _promise_five(swarm, agent)
+        await quiet(swarm)
+        assert turns[1] == (run_ids[0], [f"chat {n}" for n in range(5)])
+        events = await all_events(swarm)
+        completed = {e.run_id: e for e in of_type(events, "agent_completed")}
+        for run_id in run_ids:  # each id the person was given ends
+            assert completed[run_id].result == "answered"
+            assert await swarm.runs.status(run_id) == "completed"
+        assert completed[run_ids[0]].answered_by is None
+        assert {completed[r].answered_by for r in run_ids[1:]} == {run_ids[0]}
+    finally:
+        await swarm.close()
+
+
+async def test_cancelling_a_coalesced_run_cancels_the_turn_answering_it(database):
+    graph, ids = graph_and_ids()
+    agent = ids[0]
+    started = asyncio.Event()
+
+    async def slow(turn):
+        started.set()
+        await asyncio.sleep(30)
+
+    swarm = Swarm(database, graph, settings(cooldown_ms=300), turn_function=slow)
+    await swarm.start()
+    try:
+        await swarm.emit(HumanChat(to_agent=agent, message="first"))
+        await started.wait()
+        swarm.runner.cancel_run(swarm.runner.actors[agent].run_id)
+        await quiet(swarm)
+        started.clear()
+        run_ids = await _promise_five(swarm, agent)
+        await started.wait()  # one turn answers all five
+        assert all(swarm.runner.is_running(run_id) for run_id in run_ids)
+        assert swarm.runner.cancel_run(run_ids[3])  # not the turn's own id
+        await quiet(swarm)
+        events = await all_events(swarm)
+        cancelled = {e.run_id: e for e in of_type(events, "agent_cancelled")}
+        for run_id in run_ids:
+            assert run_id in cancelled
+            assert await swarm.runs.status(run_id) == "cancelled"
+        assert cancelled[run_ids[3]].answered_by == run_ids[0]
+        assert not any(swarm.runner.is_running(run_id) for run_id in run_ids)
+    finally:
+        await swarm.close()

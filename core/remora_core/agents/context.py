@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from remora_core.discovery.files import secret_glob
+
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle, BundleRegistry
     from remora_core.agents.extensions import ExtensionNode, ExtensionRegistry
@@ -52,7 +54,13 @@ class AgentServices:
     models: ModelResolver
 
     def source_of(self, node: CodeNode) -> str:
-        """The node's current text ('' if its file cannot be read)."""
+        """The node's current text ('' if its file cannot be read); never the
+        text of a file in ``secrets.exclude`` (every prompt gets source here).
+        """
+        if (
+            glob := secret_glob(node.file_path, self.config.secrets.exclude)
+        ) is not None:
+            return f"(not shown: {node.file_path} matches secrets.exclude ({glob!r}))"
         text = self.read_text(node.file_path)
         if text is None:
             return ""
@@ -68,6 +76,8 @@ class TurnRecord:
     proposals: list[Proposal] = field(default_factory=list)
     messages_sent: list[str] = field(default_factory=list)
     answer: str = ""
+    tool_calls: int = 0
+    """Tool calls made so far (limits.tool_calls_per_run)."""
 
 
 @dataclass

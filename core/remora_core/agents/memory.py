@@ -45,9 +45,17 @@ SAVE_SQL = (
 class ChatMemory:
     """Every agent's conversation so far, at most ``max_messages`` long."""
 
-    def __init__(self, database: Database | None, max_messages: int = 40) -> None:
+    def __init__(
+        self,
+        database: Database | None,
+        max_messages: int = 40,
+        max_bytes: int | None = None,
+    ) -> None:
         self.database = database
         self.max_messages = max_messages
+        self.max_bytes = max_bytes
+        """Largest history kept (JSON bytes, limits.history_bytes): the oldest
+        turns go first, so one huge reply cannot grow every later prompt."""
         """How many messages a history keeps (requests and responses each count)."""
         self._cache: dict[str, bytes] = {}
         """Agent id → its history as JSON, for agents loaded or saved so far."""
@@ -98,6 +106,9 @@ class ChatMemory:
 
         kept = bounded(messages, self.max_messages)
         encoded = ModelMessagesTypeAdapter.dump_json(kept)
+        while self.max_bytes is not None and len(encoded) > self.max_bytes and kept:
+            kept = bounded(kept, len(kept) - 1)
+            encoded = ModelMessagesTypeAdapter.dump_json(kept)
         self._cache[agent_id] = encoded
         if self.database is None:
             return

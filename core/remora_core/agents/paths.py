@@ -8,8 +8,9 @@ symlinks leading outside the root are refused, and so are files matching
 
 from __future__ import annotations
 
-from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
+
+from remora_core.discovery.files import secret_glob
 
 
 class PathRefused(ValueError):
@@ -42,5 +43,4 @@ def resolve_path(root: Path, path: str, secrets: list[str] | tuple[str, ...]) ->
 
 def is_secret(relative: str, secrets: list[str] | tuple[str, ...]) -> bool:
     """Whether a project path matches one of the ``secrets.exclude`` globs."""
-    name = relative.rsplit("/", 1)[-1]
-    return any(fnmatch(name, glob) or fnmatch(relative, glob) for glob in secrets)
+    return secret_glob(relative, secrets) is not None

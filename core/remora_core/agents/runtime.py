@@ -54,7 +54,11 @@ class AgentRuntime:
             overlay=Overlay(
                 database, root, self._read_text, list(config.secrets.exclude)
             ),
-            memory=ChatMemory(database, config.agents.history_messages),
+            memory=ChatMemory(
+                database,
+                config.agents.history_messages,
+                config.limits.history_bytes,
+            ),
             questions=Questions(config.agents.question_timeout_s),
             bundles=BundleRegistry(
                 root, dict(config.bundles), notify, trusted=project.trust.trusted
@@ -83,7 +87,13 @@ class AgentRuntime:
         if own_edits and not self.services.bundles.for_node(node).react_to_own_edits:
             return "Noted a change of my own source (no model call)."
         kernel = self.kernel or await self._load_kernel()
-        return await kernel.turn(turn)
+        answer = await kernel.turn(turn)
+        # The answer rides in ``agent_completed`` to the editor and the store:
+        # a model that talks without end is cut (limits.answer_chars).
+        limit = self.services.config.limits.answer_chars
+        if answer is not None and len(answer) > limit:
+            answer = f"{answer[:limit]}… (cut at {limit:,} of {len(answer):,} chars)"
+        return answer
 
     async def _load_kernel(self) -> AgentKernel:
         async with self._kernel_lock:

@@ -14,6 +14,7 @@ project's current text, edits become proposals a person decides on.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -27,7 +28,12 @@ from remora_core.agents.context import AgentContext, text_hash
 from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
-from remora_core.events.models import RewriteProposed, ToolCalled, ToolResult
+from remora_core.events.models import (
+    LimitReached,
+    RewriteProposed,
+    ToolCalled,
+    ToolResult,
+)
 from remora_core.events.subscriptions import Pattern
 from remora_core.model import NodeKind
 from remora_core.proposals import (
@@ -36,6 +42,7 @@ from remora_core.proposals import (
     prepare_new_node,
     prepare_rewrite,
 )
+from remora_core.workspace import MemoryFull
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
@@ -43,6 +50,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SUMMARY = 300
+MAX_QUESTION_CHARS = 2_000
+MAX_OPTIONS = 10
+MAX_OPTION_CHARS = 200
 
 
 class ToolError(Exception):
@@ -60,8 +70,27 @@ async def call_tool(
 ) -> tuple[bool, str]:
     """Run one tool with its events; (ok, text for the model)."""
     turn = context.turn
+    limit = context.services.config.limits.tool_calls_per_run
+    context.record.tool_calls += 1
+    if context.record.tool_calls > limit:
+        # One event for the first refused call; the rest of a flood of calls
+        # costs neither events nor store (limits.tool_calls_per_run).
+        if context.record.tool_calls == limit + 1:
+            refuse(
+                context,
+                "limits.tool_calls_per_run",
+                f"this run made {limit} tool calls; further calls are refused",
+            )
+        return False, (
+            f"Error: this run already made {limit} tool calls (the limit); "
+            "give your answer now."
+        )
     turn.emit_nowait(
-        ToolCalled(agent_id=turn.agent_id, tool=name, arguments=_loggable(arguments))
+        ToolCalled(
+            agent_id=turn.agent_id,
+            tool=name,
+            arguments=_bounded(context, _loggable(arguments)),
+        )
     )
     try:
         text, ok = await implementation(context, **arguments), True
@@ -73,6 +102,55 @@ async def call_tool(
         ToolResult(agent_id=turn.agent_id, tool=name, ok=ok, summary=text[:MAX_SUMMARY])
     )
     return ok, text
+
+
+def refuse(context: AgentContext, limit: str, reason: str) -> None:
+    """Tell the person (a ``limit_reached`` event) that a bound refused something."""
+    turn = context.turn
+    turn.emit_nowait(LimitReached(agent_id=turn.agent_id, limit=limit, reason=reason))
+
+
+def _check_size(context: AgentContext, setting: str, what: str, text: Any) -> None:
+    """Refuse ``text`` longer than the ``limits`` setting named ``setting``."""
+    limit = getattr(context.services.config.limits, setting.rsplit(".", 1)[1])
+    if isinstance(text, str) and len(text) > limit:
+        refuse(
+            context,
+            setting,
+            f"{what} of {len(text):,} chars was refused (the limit is {limit:,})",
+        )
+        raise ToolError(
+            f"{what} has at most {limit:,} characters; this one has {len(text):,}"
+        )
+
+
+def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` as a ``tool_called`` event shows them: whole when small;
+    else stored once by hash (``tool_arguments``, in the event's transaction)
+    and each value cut short, so one reply cannot send megabytes to the editor.
+    """
+    limit = context.services.config.limits.event_argument_chars
+    body = json.dumps(arguments, ensure_ascii=False)
+    if len(body) <= limit:
+        return arguments
+    digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    context.turn.swarm.events.also_write(
+        "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)",
+        [(digest, body.encode("utf-8", "replace").decode("utf-8"))],
+    )
+    keys = list(arguments)[:20]  # a fenced reply may invent any number of names
+    share = max(40, (limit - 200) // max(1, len(keys)))
+    shown: dict[str, Any] = {}
+    for key in keys:
+        value = arguments[key]
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        )
+        shown[str(key)[:100]] = (
+            text if len(text) <= share else f"{text[:share]}… ({len(text):,} chars)"
+        )
+    shown["truncated_arguments"] = {"chars": len(body), "stored": digest}
+    return shown
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +234,7 @@ async def rewrite_self(
     context: AgentContext, new_source: str, reasoning: str = ""
 ) -> str:
     """Propose new source for the agent's own node."""
+    _check_size(context, "limits.proposal_chars", "new source", new_source)
     node = context.node
     text = _file_text(context, node)
     replacement, diff = prepare_rewrite(node, text, new_source)
@@ -182,6 +261,7 @@ async def propose_new_node(
     insert_after: str | None = None,
 ) -> str:
     """Propose a new definition next to (or inside) the agent's node."""
+    _check_size(context, "limits.proposal_chars", "new source", source)
     node = context.node
     if kind not in ("function", "class", "method"):
         raise ToolError("kind must be 'function', 'class' or 'method'")
@@ -236,6 +316,7 @@ async def send_message(context: AgentContext, to: str, content: str) -> str:
         raise ToolError("the message is empty")
     if to == context.agent_id:
         raise ToolError("you cannot message yourself")
+    _check_size(context, "limits.message_chars", "a message", content)
     recipients = await context.turn.send_message(to, content)
     context.record.messages_sent.extend(recipients)
     if not recipients:
@@ -277,6 +358,17 @@ async def subscribe(
         raise ToolError(
             "give at least one of event_types, from_agents, path_glob, tags, nodes"
         )
+    limit = context.services.config.limits.subscriptions_per_agent
+    held = context.turn.swarm.index.of_agent(context.agent_id)
+    if sum(not s.default for s in held) >= limit:
+        refuse(
+            context,
+            "limits.subscriptions_per_agent",
+            f"{context.agent_id} holds {limit} subscriptions; a new one was refused",
+        )
+        raise ToolError(
+            f"you hold {limit} subscriptions (the limit); unsubscribe from one first"
+        )
     subscription_id = await context.turn.subscribe(pattern)
     return f"Subscribed ({subscription_id})."
 
@@ -296,7 +388,12 @@ async def kv_get(context: AgentContext, key: str) -> str:
 
 async def kv_set(context: AgentContext, key: str, value: Any) -> str:
     """Remember a value under a key."""
-    await context.services.kv.set(context.agent_id, key, value)
+    budget = context.services.config.limits.kv_bytes_per_agent
+    try:
+        await context.services.kv.set(context.agent_id, key, value, budget=budget)
+    except MemoryFull as error:
+        refuse(context, "limits.kv_bytes_per_agent", str(error))
+        raise ToolError(f"{error}; remove or shorten other keys first") from None
     return f"Stored {key!r}."
 
 
@@ -307,6 +404,36 @@ async def ask_user(
     if not question or not question.strip():
         raise ToolError("the question is empty")
     choices = tuple(o for o in (options or []) if isinstance(o, str) and o.strip())
+    # Each question is a dialog in the editor: one open per agent, and small
+    # enough to read (a reply asking 40 at once must not open 40 dialogs).
+    waiting = [
+        q
+        for q, _ in context.services.questions.pending.values()
+        if q.agent_id == context.agent_id
+    ]
+    if waiting:
+        refuse(
+            context,
+            "limits.open_questions_per_agent",
+            f"{context.agent_id} already waits for an answer to "
+            f"{waiting[0].question[:80]!r}; another question was refused",
+        )
+        raise ToolError(
+            "you already asked the person a question that is not answered yet; "
+            "ask one question at a time"
+        )
+    if len(question) > MAX_QUESTION_CHARS or len(choices) > MAX_OPTIONS:
+        refuse(
+            context,
+            "limits.open_questions_per_agent",
+            f"a question of {len(question):,} chars with {len(choices)} options "
+            "was refused",
+        )
+        raise ToolError(
+            f"a question has at most {MAX_QUESTION_CHARS:,} characters and "
+            f"{MAX_OPTIONS} options"
+        )
+    choices = tuple(o[:MAX_OPTION_CHARS] for o in choices)
     loop = asyncio.get_running_loop()
     asked = loop.time()
     try:

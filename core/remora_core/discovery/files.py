@@ -15,11 +15,16 @@ is a UTF-8 byte offset into the file as it is on disk.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 import pathspec
+
+log = logging.getLogger(__name__)
 
 
 class SourceSkipped(Exception):
@@ -64,19 +69,67 @@ def read_source(path: Path, max_bytes: int) -> bytes:
     return data
 
 
+def secret_glob(relative: str, secrets: Sequence[str]) -> str | None:
+    """The ``secrets.exclude`` glob a project path matches (its name or its
+    whole relative path), or None.
+    """
+    name = relative.rsplit("/", 1)[-1]
+    for glob in secrets:
+        if fnmatch(name, glob) or fnmatch(relative, glob):
+            return glob
+    return None
+
+
+_told_links: set[tuple[Path, str]] = set()
+
+
+def link_refusal(root: Path, relative: str, secrets: Sequence[str]) -> str | None:
+    """Why the file at ``relative`` must not be indexed because it is a
+    symbolic link (None: not a link, or a link to a file the project may read).
+
+    A link is how a repository reaches outside itself (``~/.aws/credentials``)
+    or around ``secrets.exclude`` (``settings.py`` → ``.env.py``): its target
+    must lie inside the root and must not be secret. Said once in the log.
+    """
+    path = root / relative
+    if not path.is_symlink():
+        return None
+    try:
+        real = path.resolve(strict=True)
+        home = root.resolve(strict=True)
+    except (OSError, RuntimeError):  # dangling, or a loop: the reader says why
+        return None
+    if not real.is_relative_to(home):
+        why = f"a symbolic link to {real}, outside the project"
+    elif glob := secret_glob(real.relative_to(home).as_posix(), secrets):
+        target = real.relative_to(home).as_posix()
+        why = f"a symbolic link to {target}, which matches secrets.exclude ({glob!r})"
+    else:
+        return None
+    if (root, relative) not in _told_links:
+        _told_links.add((root, relative))
+        log.warning("not indexing %s: %s", relative, why)
+    return why
+
+
 @dataclass(frozen=True)
 class FileFilter:
     """Decides which paths (relative, ``/``-separated) belong to the project."""
 
     include: pathspec.GitIgnoreSpec
     exclude: pathspec.GitIgnoreSpec
+    secrets: tuple[str, ...] = ()
+    """``secrets.exclude``: what a symbolic link may not point to."""
 
     @classmethod
-    def from_globs(cls, include: list[str], exclude: list[str]) -> FileFilter:
+    def from_globs(
+        cls, include: list[str], exclude: list[str], secrets: Sequence[str] = ()
+    ) -> FileFilter:
         """Build from gitignore-style pattern lists."""
         return cls(
             include=pathspec.GitIgnoreSpec.from_lines(include),
             exclude=pathspec.GitIgnoreSpec.from_lines(exclude),
+            secrets=tuple(secrets),
         )
 
     def wants(self, relative: str) -> bool:
@@ -120,7 +173,14 @@ def list_sources(root: Path, file_filter: FileFilter) -> list[str]:
                         relative + "/"
                     ) and not is_virtualenv(Path(entry.path)):
                         stack.append(relative + "/")
-                elif entry.is_file() and file_filter.wants(relative):
+                elif (
+                    entry.is_file()
+                    and file_filter.wants(relative)
+                    and not (
+                        entry.is_symlink()
+                        and link_refusal(root, relative, file_filter.secrets)
+                    )
+                ):
                     found.append(relative)
             except OSError:
                 continue

@@ -125,6 +125,9 @@ class AgentCompleted(BaseEvent):
 
     type: Literal["agent_completed"] = "agent_completed"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     result: str = ""
 
 
@@ -133,6 +136,9 @@ class AgentFailed(BaseEvent):
 
     type: Literal["agent_failed"] = "agent_failed"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     error: str
 
 
@@ -141,6 +147,9 @@ class AgentCancelled(BaseEvent):
 
     type: Literal["agent_cancelled"] = "agent_cancelled"
     agent_id: str
+    answered_by: str | None = None
+    """Set on the end of a run whose request was coalesced into another run's
+    turn (quick chats to one agent): the run that answered it."""
     reason: str = ""
 
 
@@ -272,7 +281,19 @@ class TriggerRefused(BaseEvent):
     type: Literal["trigger_refused"] = "trigger_refused"
     agent_id: str
     trigger_id: str
-    rule: Literal["max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent"]
+    rule: Literal[
+        "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
+    ]
+    reason: str
+
+
+class LimitReached(BaseEvent):
+    """A bound (``limits`` settings) refused something a model asked for."""
+
+    type: Literal["limit_reached"] = "limit_reached"
+    agent_id: str
+    limit: str
+    """The setting, e.g. ``limits.tool_calls_per_run``."""
     reason: str
 
 
@@ -307,6 +328,7 @@ Event = Annotated[
     | GraphStarted
     | GraphCompleted
     | TriggerRefused
+    | LimitReached
     | RunInterrupted,
     Field(discriminator="type"),
 ]

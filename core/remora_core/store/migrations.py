@@ -155,6 +155,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE proposals ADD COLUMN accepting TEXT;  -- sha256, NULL if none
     """,
+    # 5: tool arguments too large for an event are stored once, by their
+    # sha256; the ``tool_called`` event carries a truncated copy and the hash
+    # (limits.event_argument_chars).
+    """
+    CREATE TABLE tool_arguments (
+        hash TEXT PRIMARY KEY,
+        body TEXT NOT NULL  -- the arguments, JSON
+    ) WITHOUT ROWID;
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

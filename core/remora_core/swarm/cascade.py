@@ -9,7 +9,9 @@ is refused — with a ``trigger_refused`` event saying which rule — when:
 - ``cycle``: *A* is already in the chain of that correlation (an agent is
   triggered at most once per cascade: A→B→A stops at the second A);
 - ``turn_budget``: the cascade already has ``swarm.turn_budget`` turns;
-- ``orphaned`` / ``unknown_agent``: *A* is not an active node.
+- ``orphaned`` / ``unknown_agent``: *A* is not an active node;
+- ``secret``: *A*'s file matches ``secrets.exclude`` — its agent never runs,
+  so its source never reaches a model.
 
 Chains (which agents a cascade has reached) are kept in memory and persisted in
 ``activation_chain`` (with the next events' transaction); a chain older than
@@ -57,12 +59,15 @@ class CascadeRules:
         chain_ttl_s: float,
         agent_state: Callable[[str], str | None],
         clock: Callable[[], float] = time.time,
+        secret: Callable[[str], str | None] = lambda _agent: None,
     ) -> None:
         self.max_depth = max_depth
         self.turn_budget = turn_budget
         self.chain_ttl_s = chain_ttl_s
         self.agent_state = agent_state
         """``"active"``, ``"orphaned"`` or None (unknown) for an agent id."""
+        self.secret = secret
+        """Why an agent may not run because its file is secret (None: it may)."""
         self.clock = clock
         self.chains: dict[str, Chain] = {}
         self.unsaved: list[tuple[str, str, int, float]] = []
@@ -97,6 +102,8 @@ class CascadeRules:
             return Refusal("unknown_agent", f"{agent_id} is not a node of this project")
         if state != "active":
             return Refusal("orphaned", f"{agent_id} no longer exists in its file")
+        if (secret := self.secret(agent_id)) is not None:
+            return Refusal("secret", secret)
         depth = event.depth + 1
         if depth > self.max_depth:
             return Refusal(

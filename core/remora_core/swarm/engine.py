@@ -27,6 +27,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from remora_core.discovery.files import secret_glob
 from remora_core.events.bus import EventBus
 from remora_core.events.models import Event, RunInterrupted, TriggerRefused
 from remora_core.events.store import EventStore, StoredEvent
@@ -67,6 +68,7 @@ class Swarm:
         run_agents: bool = True,
     ) -> None:
         self.graph = graph
+        self.secrets = tuple(config.secrets.exclude)
         self.run_agents = run_agents
         """False in a server following another one's store: nothing triggers."""
         self.turn_function = turn_function
@@ -81,6 +83,7 @@ class Swarm:
             turn_budget=config.swarm.turn_budget,
             chain_ttl_s=config.swarm.chain_ttl_s,
             agent_state=self._agent_state,
+            secret=self._secret,
         )
         self.runner = Runner(
             self,
@@ -95,6 +98,18 @@ class Swarm:
     def _agent_state(self, agent_id: str) -> str | None:
         node = self.graph.get(agent_id)
         return None if node is None else node.status.value
+
+    def _secret(self, agent_id: str) -> str | None:
+        node = self.graph.get(agent_id)
+        if node is None:
+            return None
+        glob = secret_glob(node.file_path, self.secrets)
+        if glob is None:
+            return None
+        return (
+            f"{node.file_path} matches secrets.exclude ({glob!r}): agents of its "
+            "nodes do not run, so its source never reaches a model"
+        )
 
     def _is_agent(self, agent_id: str) -> bool:
         node = self.graph.get(agent_id)
@@ -222,6 +237,12 @@ class Swarm:
                 # otherwise be refused for each refusal of itself, forever.
                 log.debug("%s not triggered by a refusal: %s", agent, refusal.rule)
             else:
+                # A run promised to the person for this request ends here.
+                promised = (
+                    self.runner.reserved.get(event.id)
+                    if agent == event.to_agent
+                    else None
+                )
                 refusals.append(
                     TriggerRefused(
                         agent_id=agent,
@@ -230,7 +251,7 @@ class Swarm:
                         reason=refusal.reason,
                         correlation_id=event.correlation_id,
                         depth=event.depth,
-                        run_id=event.run_id,
+                        run_id=event.run_id or promised,
                     )
                 )
         if not triggered:  # a run promised for this event will never start

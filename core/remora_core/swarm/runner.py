@@ -9,6 +9,13 @@ of different agents run concurrently, at most ``agents.max_concurrency`` at once
 A turn is a run: recorded in ``runs``, announced by ``agent_started``, ended by
 ``agent_completed`` / ``agent_failed`` / ``agent_cancelled``, with the node's
 agent status ``running`` meanwhile (``error`` after a failure).
+
+Several promised runs (``remora.agent.chat`` answers with a run id at once)
+can be coalesced into one turn. The turn takes the first promise's id; every
+other promise is *answered by* it: it has its own ``runs`` row, ``cancel_run``
+on it cancels the turn that answers it, and when the turn ends, it ends too,
+with the same outcome and ``answered_by`` naming the run that answered it. So
+every run id a person was given ends with an event.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from remora_core.events.models import (
     AgentCompleted,
     AgentFailed,
     AgentStarted,
+    new_event_id,
 )
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
@@ -31,6 +39,8 @@ from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
 from remora_core.swarm.turns import Turn, TurnFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from remora_core.events.models import Event
     from remora_core.events.store import StoredEvent
     from remora_core.swarm.engine import Swarm
@@ -124,6 +134,8 @@ class Runner:
         self.reserved: dict[str, str] = {}
         """Trigger event id → the run id promised for it (``remora.agent.chat``
         answers with a run id before the run starts)."""
+        self.answered_by: dict[str, str] = {}
+        """A promised run coalesced into a running turn → that turn's run id."""
 
     def trigger(self, agent_id: str, stored: StoredEvent) -> None:
         """Queue an admitted trigger for ``agent_id``."""
@@ -139,8 +151,16 @@ class Runner:
         swarm = self.swarm
         first = events[0].event
         promised = [self.reserved.pop(e.event.id, None) for e in events]
-        # Coalesced triggers share one run: the first promise is kept.
+        # Coalesced triggers share one run: the first promise is kept, the
+        # others are answered by it (and end with it).
         run_id = actor.run_id = next((r for r in promised if r), None) or new_run_id()
+        joined = [
+            (promise, stored)
+            for promise, stored in zip(promised, events, strict=True)
+            if promise and promise != run_id
+        ]
+        for promise, _stored in joined:
+            self.answered_by[promise] = run_id
         turn = Turn(
             agent_id=actor.agent_id,
             run_id=run_id,
@@ -157,9 +177,22 @@ class Runner:
             # The run's row rides in the transaction of its ``agent_started``;
             # the turn begins without waiting for that commit (whatever it
             # emits is logged after it).
+            now = time.time()
             swarm.events.also_write(
                 START_RUN_SQL,
-                [(run_id, actor.agent_id, first.id, first.correlation_id, time.time())],
+                [
+                    (run_id, actor.agent_id, first.id, first.correlation_id, now),
+                    *(
+                        (
+                            promise,
+                            actor.agent_id,
+                            stored.event.id,
+                            stored.event.correlation_id,
+                            now,
+                        )
+                        for promise, stored in joined
+                    ),
+                ],
             )
             swarm.set_agent_status(actor.agent_id, AgentStatus.RUNNING)
             started = turn.emit_nowait(
@@ -174,7 +207,9 @@ class Runner:
             swarm.events.flush()
             await started
             await self._end(
-                turn, AgentCompleted(agent_id=actor.agent_id, result=result or "")
+                turn,
+                AgentCompleted(agent_id=actor.agent_id, result=result or ""),
+                joined=joined,
             )
         except asyncio.CancelledError:
             status = "cancelled"
@@ -183,6 +218,7 @@ class Runner:
                     turn,
                     AgentCancelled(agent_id=actor.agent_id, reason="cancelled"),
                     status,
+                    joined=joined,
                 )
             )
             raise
@@ -197,12 +233,18 @@ class Runner:
             )
             log.warning("turn of %s failed: %s", actor.agent_id, error)
             await self._end(
-                turn, AgentFailed(agent_id=actor.agent_id, error=error), status, error
+                turn,
+                AgentFailed(agent_id=actor.agent_id, error=error),
+                status,
+                error,
+                joined=joined,
             )
         finally:
             if started is not None:  # the run's row must exist before its end
                 await asyncio.shield(asyncio.wait([started]))
             actor.run_id = None
+            for promise, _stored in joined:
+                self.answered_by.pop(promise, None)
             swarm.set_agent_status(
                 actor.agent_id,
                 AgentStatus.ERROR if status == "failed" else AgentStatus.IDLE,
@@ -214,24 +256,39 @@ class Runner:
         event: Event,
         status: str = "completed",
         error: str | None = None,
+        *,
+        joined: Sequence[tuple[str, StoredEvent]] = (),
     ) -> None:
-        """Emit a run's last event; the run's row is updated in its transaction.
+        """Emit a run's last event, and the same end for each run it answered;
+        the runs' rows are updated in the same transaction.
 
-        The row's ``error`` is scrubbed of secrets here, where run errors are
-        written (the event is scrubbed by the event store).
+        The rows' ``error`` is scrubbed of secrets here, where run errors are
+        written (the events are scrubbed by the event store).
         """
+        now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
             FINISH_RUN_SQL,
             [
-                (
-                    status,
-                    time.time(),
-                    None if error is None else scrub(error),
-                    turn.run_id,
-                )
+                (status, now, clean, run_id)
+                for run_id in (turn.run_id, *(promise for promise, _ in joined))
             ],
         )
-        await turn.emit(event)
+        ends = [turn.emit_nowait(event)]
+        for promise, stored in joined:
+            ends.append(
+                self.swarm.emit_nowait(
+                    event.model_copy(
+                        update={
+                            "id": new_event_id(),
+                            "run_id": promise,
+                            "answered_by": turn.run_id,
+                            "correlation_id": stored.event.correlation_id,
+                            "depth": stored.event.depth + 1,
+                        }
+                    )
+                )
+            )
+        await asyncio.gather(*ends)
 
     def reserve(self, trigger_id: str) -> str:
         """The run id the turn triggered by event ``trigger_id`` will have."""
@@ -239,7 +296,10 @@ class Runner:
         return run_id
 
     def cancel_run(self, run_id: str) -> bool:
-        """Cancel the turn with ``run_id``: running, or promised and waiting."""
+        """Cancel the turn with ``run_id``: running, or promised and waiting, or
+        the turn that answers it (coalesced).
+        """
+        run_id = self.answered_by.get(run_id, run_id)
         for actor in self.actors.values():
             if actor.run_id == run_id:
                 return actor.cancel()
@@ -269,6 +329,7 @@ class Runner:
 
     def is_running(self, run_id: str) -> bool:
         """Whether ``run_id`` is running or promised and still waiting."""
+        run_id = self.answered_by.get(run_id, run_id)
         running = any(actor.run_id == run_id for actor in self.actors.values())
         return running or run_id in self.reserved.values()
 

@@ -116,6 +116,9 @@ local DETAILS = {
   trigger_refused = function(e)
     return field(e, 'rule') .. ': ' .. field(e, 'reason')
   end,
+  limit_reached = function(e)
+    return field(e, 'limit') .. ': ' .. field(e, 'reason')
+  end,
 }
 
 --- One line for an event: "HH:MM:SS type detail".
