@@ -104,6 +104,21 @@ async function scenario() {
   observed.documentAfterAccept = doc.getText();
   step("accepted");
 
+  // Reject with feedback: a second proposal, rejected with a reason the model then reads.
+  editor.selection = new vscode.Selection(at, at);
+  await vscode.commands.executeCommand("remora.ask", { message: "Shorten it" });
+  const second = await until("a second proposal", () => api.events.find((e) => e.type === "rewrite_proposed" && e.proposal_id !== observed.rewriteApplied.proposal_id), 60000);
+  observed.rejectResult = await vscode.commands.executeCommand("remora.rejectProposal", { proposal_id: second.proposal_id, feedback: "Keep the docstring please" });
+  await until("the run after the rejection ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === observed.rejectResult.run_id), 60000);
+  step("rejected");
+
+  // cancelRun ends a slow run.
+  const slow = await vscode.commands.executeCommand("remora.ask", { message: "Take your time" });
+  await until("the slow run started", () => api.events.find((e) => e.type === "agent_started" && e.run_id === slow.run_id), 30000);
+  observed.cancelResult = await vscode.commands.executeCommand("remora.cancelRun", { run_id: slow.run_id });
+  observed.cancelEvent = await until("agent_cancelled", () => api.events.find((e) => e.type === "agent_cancelled" && e.run_id === slow.run_id), 30000);
+  step("cancelled");
+
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
   await until("the server stopped", () => api.server.client === undefined, 20000);
