@@ -163,3 +163,20 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     assert len(toasts) == 1, seen["missing"]["notifications"]
     assert "/nonexistent/remora-lsp" in toasts[0] and "Open Setting" in toasts[0]
     assert seen["serverRunningAfterMissing"] is False
+
+
+def test_unit_tests_lint_and_package(installed):
+    """The pure modules' node tests, ESLint, strict TypeScript, and the .vsix build."""
+    for script in ("test:unit", "lint", "package"):
+        process = subprocess.run(
+            ["npm", "run", script], cwd=EXT, capture_output=True, text=True, timeout=300
+        )
+        assert process.returncode == 0, f"npm run {script}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+        if script == "test:unit":
+            assert "# fail 0" in process.stdout and "# pass 0" not in process.stdout
+    listing = subprocess.run(
+        ["python3", "-m", "zipfile", "-l", str(EXT / "remora.vsix")], capture_output=True, text=True, check=True
+    ).stdout
+    assert "extension/dist/extension.js" in listing
+    assert "extension/package.json" in listing
+    assert "node_modules" not in listing
