@@ -7,9 +7,10 @@ installed). ``clients/vscode/test/e2e/run.mjs`` starts code-server offline on
 development and ``test/e2e/suite.js`` as its tests: the suite runs inside the
 real extension host, acts through the real ``vscode`` API and the extension's
 commands against this venv's real ``remora-lsp`` and the scripted model server,
-and writes what it saw. The assertions are here. The run also takes the
-screenshot ``clients/vscode/docs/screenshot.png`` (Remora view, a proposal
-diagnostic, the diff editor).
+and writes what it saw. The assertions are here. The run also takes a
+screenshot (Remora view, a proposal diagnostic, the diff editor); with
+``REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png`` it refreshes the
+committed one.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from tests.fakes.model_server import ModelServer, Reply
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "vscode"
 SERVER = Path(sys.executable).with_name("remora-lsp")
-SCREENSHOT = EXT / "docs" / "screenshot.png"
+SCREENSHOT = Path(os.environ.get("REMORA_VSCODE_SCREENSHOT", "") or "")
+"""Where the run's screenshot goes: set REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png
+to refresh the committed one; by default it stays in the test's temporary directory."""
 RUN_TIMEOUT_S = 300
 
 SHORT_HELPER = '''def helper(self):
@@ -107,9 +110,10 @@ def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
         encoding="utf-8",
     )
     out = state / "observed.json"
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    screenshot = SCREENSHOT.resolve() if str(SCREENSHOT) not in ("", ".") else state / "screenshot.png"
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
     process = subprocess.run(
-        ["node", str(EXT / "test" / "e2e" / "run.mjs"), str(workspace), str(out), str(SCREENSHOT), str(state)],
+        ["node", str(EXT / "test" / "e2e" / "run.mjs"), str(workspace), str(out), str(screenshot), str(state)],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
@@ -120,6 +124,7 @@ def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
     assert out.exists(), f"the suite wrote nothing\n{log}"
     observed = json.loads(out.read_text(encoding="utf-8"))
     assert observed.get("ok"), f"{observed.get('error')}\nsteps: {observed.get('steps')}\n{log}"
+    observed["screenshotPath"] = str(screenshot)
     return observed
 
 
@@ -146,7 +151,7 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     assert seen["diffTab"]["original"].startswith("remora-proposal:")
     assert seen["diffTab"]["modified"].startswith("remora-proposal:")
     assert '"""Order two b\'s."""' in seen["diffRight"]
-    assert SCREENSHOT.exists()
+    assert Path(seen["screenshotPath"]).stat().st_size > 10_000
     # Accept (resolved code action) lands in the document; the server says so.
     assert any(a.startswith("Accept") for a in seen["actions"])
     assert seen["acceptHasEdit"] is True
