@@ -60,7 +60,7 @@ page.on("console", async (message) => {
     await new Promise((r) => setTimeout(r, 1500)); // let the workbench paint
     const file = name === "diff" ? screenshot : path.join(state, `${name}.png`);
     await page.screenshot({ path: file });
-    const notifications = await page.$$eval(".notification-toast", (nodes) => nodes.map((n) => n.textContent || ""));
+    const notifications = await page.$$eval(".notification-toast", (nodes) => nodes.map((n) => (n instanceof HTMLElement ? n.innerText : n.textContent) || ""));
     fs.writeFileSync(`${out}.${name}.done`, JSON.stringify({ file, notifications }));
   } else if (verbose || /REMORA|Error|error/.test(text)) {
     console.log(`[page] ${text.slice(0, 500)}`);
