@@ -1,0 +1,130 @@
+/**
+ * Starting, stopping and restarting remora-lsp through vscode-languageclient.
+ *
+ * A missing server gives one error notification with a button that opens the
+ * setting, and no client at all (so no crash loop). The middleware answers
+ * `workspace/configuration` for section `remora` with the engine settings only.
+ */
+import * as fs from "node:fs";
+import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import { resolveServer } from "./serverPath";
+import { engineSettings, readSettings } from "./settings";
+import { vscode } from "./vscodeapi";
+
+const probe = {
+  isExecutable(file: string): boolean {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  },
+};
+
+export class ServerManager implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  private readonly listeners: ((client: LanguageClient) => void)[] = [];
+  private lastError: string | undefined;
+
+  constructor(private readonly output: vscode.OutputChannel) {}
+
+  onStarted(listener: (client: LanguageClient) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async start(): Promise<void> {
+    const settings = readSettings((key) => vscode.workspace.getConfiguration("remora").get(key));
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const resolution = resolveServer(settings.serverPath, folders, process.env.PATH ?? "", probe);
+    if (!resolution.found) {
+      this.output.appendLine(resolution.reason);
+      // Said once per distinct problem: a restart with the same bad setting stays quiet.
+      if (this.lastError !== resolution.reason) {
+        this.lastError = resolution.reason;
+        void vscode.window.showErrorMessage(`Remora: ${resolution.reason}`, "Open Setting").then((choice) => {
+          if (choice === "Open Setting") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "remora.server.path");
+          }
+        });
+      }
+      return;
+    }
+    this.lastError = undefined;
+    this.output.appendLine(`Starting ${resolution.command} ${settings.serverArgs.join(" ")} (from ${resolution.source})`);
+    const serverOptions: ServerOptions = {
+      command: resolution.command,
+      // No `transport`: vscode-languageclient would add `--stdio`, which remora-lsp
+      // does not take (stdio is its default).
+      args: settings.serverArgs,
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", language: "python" }],
+      outputChannel: this.output,
+      initializationOptions: settings.initializationOptions,
+      synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/*.py") },
+      middleware: {
+        workspace: {
+          configuration: (params, token, next) => {
+            if (!params.items.some((item) => item.section === "remora")) return next(params, token);
+            const engine = engineSettings(vscode.workspace.getConfiguration("remora").get("initializationOptions"));
+            return params.items.map((item) =>
+              item.section === "remora" ? engine : vscode.workspace.getConfiguration(item.section).get("") ?? null,
+            );
+          },
+        },
+        // Clicking a lens shows the node card instead of running the server command
+        // (whose answer VS Code would drop).
+        provideCodeLenses: async (document, token, next) => {
+          const lenses = await next(document, token);
+          return lenses?.map((lens) => rewriteLens(lens));
+        },
+        resolveCodeLens: async (lens, token, next) => {
+          const resolved = await next(lens, token);
+          return resolved ? rewriteLens(resolved) : resolved;
+        },
+      },
+    };
+    const client = new LanguageClient("remora", "Remora", serverOptions, clientOptions);
+    this.client = client;
+    // Handlers go on before start so no early notification or request is missed.
+    for (const listener of this.listeners) listener(client);
+    try {
+      await client.start();
+    } catch (error) {
+      // The client has already shown the failure (and given up after its restarts):
+      // the extension stays up, the Restart Server command can try again.
+      this.output.appendLine(`remora-lsp did not start: ${String(error)}`);
+      this.client = undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.appendLine(`Stopping remora-lsp: ${String(error)}`);
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+function rewriteLens(lens: vscode.CodeLens): vscode.CodeLens {
+  const command = lens.command;
+  if (command?.command === "remora.node.get") {
+    lens.command = { title: command.title, command: "remora.showNode", arguments: command.arguments };
+  }
+  return lens;
+}

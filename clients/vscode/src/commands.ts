@@ -1,0 +1,209 @@
+/**
+ * The `remora.*` commands. Each takes an optional argument object (so
+ * keybindings, other extensions and tests can call it without UI) and asks with
+ * VS Code UI only for what is missing. Without a proposal id a command acts on
+ * the pending proposal of the node at the cursor.
+ */
+import type { LanguageClient } from "vscode-languageclient/node";
+import type { ServerManager } from "./client";
+import type { RunTracker } from "./eventFormat";
+import { DiffAnswer, SCHEME, diffTitle, proposalPath, sideContent, parseProposalPath } from "./proposalDiff";
+import { vscode } from "./vscodeapi";
+
+interface NodeCard {
+  id: string;
+  name?: string;
+  qualified_name?: string;
+  kind?: string;
+  uri?: string;
+  agent_status?: string;
+  /** How many proposals are pending (the server's card holds a count here). */
+  pending_proposals?: number;
+  /** The pending proposals themselves. */
+  proposals?: { id?: string; status?: string; summary?: string }[];
+  [key: string]: unknown;
+}
+
+type Args = Record<string, unknown> | undefined;
+
+function str(args: Args, key: string): string | undefined {
+  const value = args?.[key];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+export function proposalIds(card: NodeCard | null | undefined): string[] {
+  return (card?.proposals ?? [])
+    .filter((p) => p.status === undefined || p.status === "pending")
+    .map((p) => p.id)
+    .filter((id): id is string => typeof id === "string");
+}
+
+export class Commands {
+  constructor(
+    private readonly server: ServerManager,
+    private readonly runs: RunTracker,
+    private readonly events: vscode.OutputChannel,
+  ) {}
+
+  private client(): LanguageClient {
+    const client = this.server.client;
+    if (!client) throw new Error("Remora: the server is not running (see the Remora output).");
+    return client;
+  }
+
+  async exec<T>(command: string, argument: Record<string, unknown>): Promise<T> {
+    return (await this.client().sendRequest("workspace/executeCommand", { command, arguments: [argument] })) as T;
+  }
+
+  /** The node card at the cursor (or of a node id given as argument). */
+  async nodeAtCursor(args?: Args): Promise<NodeCard | undefined> {
+    const nodeId = str(args, "node_id");
+    if (nodeId) return this.exec<NodeCard>("remora.node.get", { node_id: nodeId });
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return undefined;
+    const position = editor.selection.active;
+    const card = await this.exec<NodeCard | null>("remora.node.at", {
+      uri: editor.document.uri.toString(),
+      position: { line: position.line, character: position.character },
+    });
+    return card ?? undefined;
+  }
+
+  private async proposalId(args: Args): Promise<string | undefined> {
+    const given = str(args, "proposal_id");
+    if (given) return given;
+    const fromDiff = vscode.window.activeTextEditor?.document.uri;
+    if (fromDiff?.scheme === SCHEME) return parseProposalPath(fromDiff.path)?.proposalId;
+    const ids = proposalIds(await this.nodeAtCursor(args));
+    if (ids.length <= 1) {
+      if (ids.length === 0) void vscode.window.showInformationMessage("Remora: no pending proposal for the node at the cursor.");
+      return ids[0];
+    }
+    return vscode.window.showQuickPick(ids, { placeHolder: "Which proposal?" });
+  }
+
+  async ask(args?: Args): Promise<unknown> {
+    const card = await this.nodeAtCursor(args);
+    if (!card) {
+      void vscode.window.showWarningMessage("Remora: no node at the cursor.");
+      return undefined;
+    }
+    const message = str(args, "message") ?? (await vscode.window.showInputBox({ prompt: `Ask ${card.qualified_name ?? card.name ?? card.id}` }));
+    if (!message) return undefined;
+    return this.exec("remora.agent.chat", { node_id: card.id, message });
+  }
+
+  async accept(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    const answer = await this.exec<{ applied: boolean; reason?: string }>("remora.proposal.accept", { proposal_id: id });
+    if (!answer.applied) void vscode.window.showWarningMessage(`Remora: not applied: ${answer.reason ?? "unknown reason"}`);
+    return answer;
+  }
+
+  async reject(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    const feedback = str(args, "feedback") ?? (await vscode.window.showInputBox({ prompt: "Why reject? (the agent tries again with this)" }));
+    if (feedback === undefined) return undefined;
+    return this.exec("remora.proposal.reject", { proposal_id: id, feedback });
+  }
+
+  async showDiff(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
+    const name = "node.py";
+    const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", name) });
+    const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", name) });
+    await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(id, answer.status));
+    return answer;
+  }
+
+  async cancelRun(args?: Args): Promise<unknown> {
+    let runId = str(args, "run_id");
+    if (!runId) {
+      const runs = this.runs.inFlight();
+      if (runs.length === 0) {
+        void vscode.window.showInformationMessage("Remora: no run in flight.");
+        return undefined;
+      }
+      const picked = await vscode.window.showQuickPick(
+        runs.map((r) => ({ label: r.runId, description: r.nodeId })),
+        { placeHolder: "Cancel which run?" },
+      );
+      runId = picked?.label;
+    }
+    if (!runId) return undefined;
+    return this.exec("remora.agent.cancel", { run_id: runId });
+  }
+
+  async showNode(args?: Args | string): Promise<unknown> {
+    const card = await this.nodeAtCursor(typeof args === "string" ? { node_id: args } : args);
+    if (!card) return undefined;
+    const markdown = renderCard(card);
+    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: markdown });
+    await vscode.commands.executeCommand("markdown.showPreview", doc.uri).then(undefined, async () => {
+      await vscode.window.showTextDocument(doc, { preview: true });
+    });
+    return card;
+  }
+
+  showEvents(): void {
+    this.events.show(true);
+  }
+
+  register(context: vscode.ExtensionContext): void {
+    const add = (id: string, fn: (args?: Args) => unknown): void => {
+      context.subscriptions.push(
+        vscode.commands.registerCommand(id, async (args?: unknown) => {
+          try {
+            // Tree items and editor-title buttons pass their own objects: keep only argument objects.
+            const plain = typeof args === "object" && args !== null && !("contextValue" in args) ? (args as Args) : undefined;
+            const nodeId = typeof args === "object" && args !== null && "nodeId" in args ? (args as { nodeId?: string }).nodeId : undefined;
+            return await fn(plain ?? (nodeId ? { node_id: nodeId } : undefined));
+          } catch (error) {
+            void vscode.window.showErrorMessage(error instanceof Error ? error.message : String(error));
+            return undefined;
+          }
+        }),
+      );
+    };
+    add("remora.ask", (a) => this.ask(a));
+    add("remora.acceptProposal", (a) => this.accept(a));
+    add("remora.rejectProposal", (a) => this.reject(a));
+    add("remora.showDiff", (a) => this.showDiff(a));
+    add("remora.cancelRun", (a) => this.cancelRun(a));
+    add("remora.showNode", (a) => this.showNode(a));
+    add("remora.showEvents", () => this.showEvents());
+    add("remora.restartServer", () => this.server.restart());
+    context.subscriptions.push(
+      vscode.workspace.registerTextDocumentContentProvider(SCHEME, {
+        provideTextDocumentContent: async (uri) => {
+          const parsed = parseProposalPath(uri.path);
+          if (!parsed) return "";
+          const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: parsed.proposalId });
+          return sideContent(answer, parsed.side);
+        },
+      }),
+    );
+  }
+}
+
+export function renderCard(card: NodeCard): string {
+  const lines = [`# ${card.kind ?? "node"} \`${card.qualified_name ?? card.name ?? card.id}\``, "", `- id: \`${card.id}\``];
+  if (card.agent_status) lines.push(`- agent: ${card.agent_status}`);
+  if (card.uri) lines.push(`- file: ${card.uri}`);
+  const ids = proposalIds(card);
+  if (ids.length > 0) lines.push(`- pending proposals: ${ids.map((i) => `\`${i}\``).join(", ")}`);
+  for (const key of ["callers", "callees"]) {
+    const value = card[key];
+    if (Array.isArray(value) && value.length > 0) lines.push(`- ${key}: ${value.map((v) => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``).join(", ")}`);
+  }
+  const events = card.recent_events;
+  if (Array.isArray(events) && events.length > 0) {
+    lines.push("", "## Recent events", "");
+    for (const event of events) lines.push(`- ${typeof event === "object" && event !== null && "type" in event ? String((event as { type: unknown }).type) : JSON.stringify(event)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

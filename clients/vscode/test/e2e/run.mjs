@@ -1,0 +1,77 @@
+// Starts code-server 4.100.3 (VS Code 1.100's server and workbench) offline on
+// 127.0.0.1, opens the workbench in Debian's Chromium through playwright-core with
+// extensionTestsPath = suite.js, serves the suite's snapshot requests (screenshot +
+// notifications on screen), and exits with the workbench's exit code.
+// Usage: node run.mjs <workspace> <out.json> <screenshot.png> <state dir>
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { createRequire } from "node:module";
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const ext = path.resolve(here, "..", "..");
+const e2e = path.join(ext, ".e2e");
+const require = createRequire(path.join(e2e, "package.json"));
+const { chromium } = require("playwright-core");
+const [workspace, out, screenshot, state] = process.argv.slice(2);
+const verbose = process.env.REMORA_E2E_VERBOSE === "1";
+
+const port = await new Promise((resolve) => {
+  const s = net.createServer();
+  s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); });
+});
+fs.mkdirSync(state, { recursive: true });
+const config = path.join(state, "config.yaml");
+fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+const server = spawn(path.join(e2e, "node_modules", ".bin", "code-server"), [
+  "--config", config, "--user-data-dir", path.join(state, "user"), "--extensions-dir", path.join(state, "extensions"),
+  "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REMORA_E2E_OUT: out } });
+let serverLog = "";
+server.stdout.on("data", (d) => { serverLog += d; });
+server.stderr.on("data", (d) => { serverLog += d; });
+const stopServer = () => { try { process.kill(-server.pid, "SIGKILL"); } catch { /* gone */ } };
+process.on("exit", stopServer);
+
+const deadline = Date.now() + 60000;
+for (;;) {
+  const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+  if (up) break;
+  if (Date.now() > deadline) { console.error(`code-server did not start:\n${serverLog}`); process.exit(3); }
+  await new Promise((r) => setTimeout(r, 200));
+}
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 850 } });
+let exitCode;
+const exited = new Promise((resolve) => {
+  void page.exposeFunction("codeAutomationExit", (code) => { exitCode = code; resolve(code); });
+});
+page.on("console", async (message) => {
+  const text = message.text();
+  const match = /REMORA_SNAPSHOT (\w+)/.exec(text);
+  if (match) {
+    const name = match[1];
+    await new Promise((r) => setTimeout(r, 1500)); // let the workbench paint
+    const file = name === "diff" ? screenshot : path.join(state, `${name}.png`);
+    await page.screenshot({ path: file });
+    const notifications = await page.$$eval(".notification-toast", (nodes) => nodes.map((n) => (n instanceof HTMLElement ? n.innerText : n.textContent) || ""));
+    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify({ file, notifications }));
+  } else if (verbose || /REMORA|Error|error/.test(text)) {
+    console.log(`[page] ${text.slice(0, 500)}`);
+  }
+});
+const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+const payload = JSON.stringify([["extensionDevelopmentPath", remote(ext)], ["extensionTestsPath", remote(path.join(here, "suite.js"))]]);
+await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+const timeout = new Promise((resolve) => setTimeout(() => resolve("timeout"), 240000));
+const result = await Promise.race([exited, timeout]);
+if (result === "timeout") console.error("the workbench did not exit within 240 s");
+await browser.close().catch(() => undefined);
+stopServer();
+process.exit(result === "timeout" ? 4 : exitCode ?? 5);

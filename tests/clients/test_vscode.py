@@ -1,0 +1,187 @@
+"""Client tier: the VS Code extension (``clients/vscode``) in a real VS Code 1.100.
+
+``scripts/install_vscode_e2e.sh`` installs Debian's Chromium, the extension's npm
+packages and code-server 4.100.3 + playwright-core (idempotent, quick when
+installed). ``clients/vscode/test/e2e/run.mjs`` starts code-server offline on
+127.0.0.1 and opens the workbench in headless Chromium with the extension under
+development and ``test/e2e/suite.js`` as its tests: the suite runs inside the
+real extension host, acts through the real ``vscode`` API and the extension's
+commands against this venv's real ``remora-lsp`` and the scripted model server,
+and writes what it saw. The assertions are here. The run also takes a
+screenshot (Remora view, a proposal diagnostic, the diff editor); with
+``REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png`` it refreshes the
+committed one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_server import ModelServer, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "vscode"
+SERVER = Path(sys.executable).with_name("remora-lsp")
+SCREENSHOT = Path(os.environ.get("REMORA_VSCODE_SCREENSHOT", "") or "")
+"""Where the run's screenshot goes: set REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png
+to refresh the committed one; by default it stays in the test's temporary directory."""
+RUN_TIMEOUT_S = 300
+
+SHORT_HELPER = '''def helper(self):
+        return order("b", 2)  # two b's'''
+NEW_HELPER = '''def helper(self):
+        """Order two b's."""
+        return order("b", 2)'''
+
+
+@pytest.fixture(scope="module")
+def installed() -> None:
+    """Install what the e2e needs; skip (with the reason) only if that is impossible."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the VS Code e2e needs node and npm (Node 20), which are not installed")
+    process = subprocess.run(
+        ["bash", str(REPO / "scripts" / "install_vscode_e2e.sh")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    if process.returncode != 0:
+        pytest.skip(
+            "could not install the VS Code e2e prerequisites "
+            f"(scripts/install_vscode_e2e.sh exit {process.returncode}): "
+            f"{(process.stdout + process.stderr)[-1500:]}"
+        )
+    subprocess.run(["node", "esbuild.mjs"], cwd=EXT, check=True, timeout=120)
+
+
+def respond(request: dict) -> Reply:
+    """The scripted model, by what the request says: subscriber runs that the
+    swarm starts on its own (content_changed) must not eat a scripted answer."""
+    messages = request.get("messages") or []
+    if messages and messages[-1].get("role") == "tool":
+        return Reply(text="Done.")
+    users = [m for m in messages if m.get("role") == "user"]
+    last = json.dumps(users[-1]) if users else ""
+    if "Take your time" in last:
+        return Reply(text="Late.", delay_s=60)
+    if "Add a docstring" in last:
+        return Reply(tool_calls=[("rewrite_self", {"new_source": NEW_HELPER})])
+    if "Shorten it" in last:
+        return Reply(tool_calls=[("rewrite_self", {"new_source": SHORT_HELPER})])
+    return Reply(text="Nothing to change.")
+
+
+def model_settings(model: ModelServer) -> dict:
+    return {
+        "swarm": {"cooldown_ms": 0},
+        "discovery": {"debounce_ms": 50},
+        "model": {
+            "base_url": model.url,
+            "name": "scripted",
+            "protocol": "tools",
+            "retry_backoff_s": 0.01,
+        },
+    }
+
+
+def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
+    (workspace / "remora.yaml").write_text("swarm: {cooldown_ms: 0}\n", encoding="utf-8")
+    user = state / "user" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text(
+        json.dumps(
+            {
+                "remora.server.path": str(SERVER),
+                "remora.initializationOptions": model_settings(model),
+                "workbench.startupEditor": "none",
+                "security.workspace.trust.enabled": False,
+                "extensions.autoCheckUpdates": False,
+                "telemetry.telemetryLevel": "off",
+            }
+        ),
+        encoding="utf-8",
+    )
+    out = state / "observed.json"
+    screenshot = SCREENSHOT.resolve() if str(SCREENSHOT) not in ("", ".") else state / "screenshot.png"
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    process = subprocess.run(
+        ["node", str(EXT / "test" / "e2e" / "run.mjs"), str(workspace), str(out), str(screenshot), str(state)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+    log = f"exit {process.returncode}\n{process.stdout[-4000:]}\n{process.stderr[-4000:]}"
+    assert out.exists(), f"the suite wrote nothing\n{log}"
+    observed = json.loads(out.read_text(encoding="utf-8"))
+    assert observed.get("ok"), f"{observed.get('error')}\nsteps: {observed.get('steps')}\n{log}"
+    observed["screenshotPath"] = str(screenshot)
+    return observed
+
+
+def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
+    with ModelServer(responder=respond) as model:
+        seen = run_vscode(workspace, model, tmp_path / "state")
+
+    # Activation and server start.
+    assert seen["serverRunning"] is True
+    # The outline: the server's nodes with their ids.
+    names = [s["name"] for s in seen["outline"]]
+    assert {"Service", "helper", "run", "order"} <= set(names)
+    assert all(s["detail"].startswith("rm_") for s in seen["outline"])
+    # Lenses show each agent's status and click through to the node card.
+    assert any(l["title"] and "idle" in l["title"] for l in seen["lenses"])
+    assert {l["command"] for l in seen["lenses"] if l["command"]} == {"remora.showNode"}
+    # The Remora view lists the file's nodes.
+    assert {"Service", "helper", "order"} <= set(seen["tree"])
+    # ask → a proposal diagnostic on helper's definition line.
+    assert "run_id" in seen["askResult"]
+    assert any("Add a docstring" in json.dumps(r) for r in model.requests)
+    assert seen["diagnostic"]["code"].startswith("pr_") or seen["diagnostic"]["code"]
+    # showDiff: a diff tab of two remora-proposal: documents, the right one the proposal.
+    assert seen["diffTab"]["original"].startswith("remora-proposal:")
+    assert seen["diffTab"]["modified"].startswith("remora-proposal:")
+    assert '"""Order two b\'s."""' in seen["diffRight"]
+    assert Path(seen["screenshotPath"]).stat().st_size > 10_000
+    # Accept (resolved code action) lands in the document; the server says so.
+    assert any(a.startswith("Accept") for a in seen["actions"])
+    assert seen["acceptHasEdit"] is True
+    assert '"""Order two b\'s."""' in seen["documentAfterAccept"]
+    assert seen["rewriteApplied"]["type"] == "rewrite_applied"
+    # Reject with feedback: the next request to the model carries the feedback.
+    assert "run_id" in seen["rejectResult"]
+    assert any("Keep the docstring please" in json.dumps(r) for r in model.requests)
+    # cancelRun ends the slow run.
+    assert seen["cancelResult"] == {"cancelled": True}
+    assert seen["cancelEvent"]["type"] == "agent_cancelled"
+    # A missing server: one error notification with its button, and no server left running.
+    toasts = [t for t in seen["missing"]["notifications"] if "remora-lsp" in t]
+    assert len(toasts) == 1, seen["missing"]["notifications"]
+    assert "/nonexistent/remora-lsp" in toasts[0] and "Open Setting" in toasts[0]
+    assert seen["serverRunningAfterMissing"] is False
+
+
+def test_unit_tests_lint_and_package(installed):
+    """The pure modules' node tests, ESLint, strict TypeScript, and the .vsix build."""
+    for script in ("test:unit", "lint", "package"):
+        process = subprocess.run(
+            ["npm", "run", script], cwd=EXT, capture_output=True, text=True, timeout=300
+        )
+        assert process.returncode == 0, f"npm run {script}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+        if script == "test:unit":
+            assert "# fail 0" in process.stdout and "# pass 0" not in process.stdout
+    listing = subprocess.run(
+        ["python3", "-m", "zipfile", "-l", str(EXT / "remora.vsix")], capture_output=True, text=True, check=True
+    ).stdout
+    assert "extension/dist/extension.js" in listing
+    assert "extension/package.json" in listing
+    assert "node_modules" not in listing
