@@ -69,6 +69,8 @@ class Swarm:
     ) -> None:
         self.graph = graph
         self.secrets = tuple(config.secrets.exclude)
+        self._secret_files: dict[str, str | None] = {}
+        """File path → why its agents may not run (None: they may)."""
         self.run_agents = run_agents
         """False in a server following another one's store: nothing triggers."""
         self.turn_function = turn_function
@@ -103,13 +105,18 @@ class Swarm:
         node = self.graph.get(agent_id)
         if node is None:
             return None
-        glob = secret_glob(node.file_path, self.secrets)
-        if glob is None:
-            return None
-        return (
-            f"{node.file_path} matches secrets.exclude ({glob!r}): agents of its "
-            "nodes do not run, so its source never reaches a model"
-        )
+        path = node.file_path
+        # Every admission asks: glob matching per event cost a quarter of the
+        # event pipeline, so each file is judged once (the globs never change).
+        if path not in self._secret_files:
+            glob = secret_glob(path, self.secrets)
+            self._secret_files[path] = (
+                None
+                if glob is None
+                else f"{path} matches secrets.exclude ({glob!r}): agents of its "
+                "nodes do not run, so its source never reaches a model"
+            )
+        return self._secret_files[path]
 
     def _is_agent(self, agent_id: str) -> bool:
         node = self.graph.get(agent_id)
