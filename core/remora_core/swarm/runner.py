@@ -273,22 +273,26 @@ class Runner:
                 for run_id in (turn.run_id, *(promise for promise, _ in joined))
             ],
         )
-        ends = [turn.emit_nowait(event)]
-        for promise, stored in joined:
-            ends.append(
-                self.swarm.emit_nowait(
-                    event.model_copy(
-                        update={
-                            "id": new_event_id(),
-                            "run_id": promise,
-                            "answered_by": turn.run_id,
-                            "correlation_id": stored.event.correlation_id,
-                            "depth": stored.event.depth + 1,
-                        }
-                    )
+        # The runs it answered end first (queued, in the same transaction);
+        # awaiting the turn's own end flushes them all at once: a lingering
+        # last event would hold every run's end back by the linger time.
+        ends = [
+            self.swarm.emit_nowait(
+                event.model_copy(
+                    update={
+                        "id": new_event_id(),
+                        "run_id": promise,
+                        "answered_by": turn.run_id,
+                        "correlation_id": stored.event.correlation_id,
+                        "depth": stored.event.depth + 1,
+                    }
                 )
             )
-        await asyncio.gather(*ends)
+            for promise, stored in joined
+        ]
+        await turn.emit(event)
+        if ends:
+            await asyncio.gather(*ends)
 
     def reserve(self, trigger_id: str) -> str:
         """The run id the turn triggered by event ``trigger_id`` will have."""
