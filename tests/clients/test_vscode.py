@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -30,12 +31,13 @@ REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "vscode"
 SERVER = Path(sys.executable).with_name("remora-lsp")
 SCREENSHOT = Path(os.environ.get("REMORA_VSCODE_SCREENSHOT", "") or "")
-"""Where the run's screenshot goes: set REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png
-to refresh the committed one; by default it stays in the test's temporary directory."""
+"""Where the run's screenshot goes: set REMORA_VSCODE_SCREENSHOT to
+clients/vscode/docs/screenshot.png to refresh the committed one; by default it
+stays in the test's temporary directory."""
 RUN_TIMEOUT_S = 300
 
-SHORT_HELPER = '''def helper(self):
-        return order("b", 2)  # two b's'''
+SHORT_HELPER = """def helper(self):
+        return order("b", 2)  # two b's"""
 NEW_HELPER = '''def helper(self):
         """Order two b's."""
         return order("b", 2)'''
@@ -45,7 +47,9 @@ NEW_HELPER = '''def helper(self):
 def installed() -> None:
     """Install what the e2e needs; skip (with the reason) only if that is impossible."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("the VS Code e2e needs node and npm (Node 20), which are not installed")
+        pytest.skip(
+            "the VS Code e2e needs node and npm (Node 20), which are not installed"
+        )
     process = subprocess.run(
         ["bash", str(REPO / "scripts" / "install_vscode_e2e.sh")],
         capture_output=True,
@@ -59,17 +63,29 @@ def installed() -> None:
             f"(scripts/install_vscode_e2e.sh exit {process.returncode}): "
             f"{(process.stdout + process.stderr)[-1500:]}"
         )
-    subprocess.run(["node", "esbuild.mjs"], cwd=EXT, check=True, timeout=120)
+    subprocess.run(
+        ["npm", "run", "package"],
+        cwd=EXT,
+        check=True,
+        timeout=300,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def respond(request: dict) -> Reply:
     """The scripted model, by what the request says: subscriber runs that the
-    swarm starts on its own (content_changed) must not eat a scripted answer."""
+    swarm starts on its own (content_changed) must not eat a scripted answer.
+    """
     messages = request.get("messages") or []
     if messages and messages[-1].get("role") == "tool":
-        return Reply(text="Done.")
+        return Reply(text=f"Done: {str(messages[-1].get('content') or '')[:200]}")
     users = [m for m in messages if m.get("role") == "user"]
     last = json.dumps(users[-1]) if users else ""
+    if "Ask me for a name" in last:
+        return Reply(
+            tool_calls=[("ask_user", {"question": "Which name should I use?"})]
+        )
     if "Take your time" in last:
         return Reply(text="Late.", delay_s=60)
     if "Add a docstring" in last:
@@ -93,7 +109,9 @@ def model_settings(model: ModelServer) -> dict:
 
 
 def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
-    (workspace / "remora.yaml").write_text("swarm: {cooldown_ms: 0}\n", encoding="utf-8")
+    (workspace / "remora.yaml").write_text(
+        "swarm: {cooldown_ms: 0}\n", encoding="utf-8"
+    )
     user = state / "user" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text(
@@ -110,20 +128,38 @@ def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
         encoding="utf-8",
     )
     out = state / "observed.json"
-    screenshot = SCREENSHOT.resolve() if str(SCREENSHOT) not in ("", ".") else state / "screenshot.png"
+    screenshot = (
+        SCREENSHOT.resolve()
+        if str(SCREENSHOT) not in ("", ".")
+        else state / "screenshot.png"
+    )
     screenshot.parent.mkdir(parents=True, exist_ok=True)
+    # The extension under test is the packaged .vsix, unpacked as VS Code does.
+    with zipfile.ZipFile(EXT / "remora.vsix") as vsix:
+        vsix.extractall(state / "vsix")
     process = subprocess.run(
-        ["node", str(EXT / "test" / "e2e" / "run.mjs"), str(workspace), str(out), str(screenshot), str(state)],
+        [
+            "node",
+            str(EXT / "test" / "e2e" / "run.mjs"),
+            str(workspace),
+            str(out),
+            str(screenshot),
+            str(state),
+        ],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
         stdin=subprocess.DEVNULL,
-        env={**os.environ},
+        env={**os.environ, "REMORA_E2E_EXTENSION": str(state / "vsix" / "extension")},
     )
-    log = f"exit {process.returncode}\n{process.stdout[-4000:]}\n{process.stderr[-4000:]}"
+    log = (
+        f"exit {process.returncode}\n{process.stdout[-4000:]}\n{process.stderr[-4000:]}"
+    )
     assert out.exists(), f"the suite wrote nothing\n{log}"
     observed = json.loads(out.read_text(encoding="utf-8"))
-    assert observed.get("ok"), f"{observed.get('error')}\nsteps: {observed.get('steps')}\n{log}"
+    assert observed.get("ok"), (
+        f"{observed.get('error')}\nsteps: {observed.get('steps')}\n{log}"
+    )
     observed["screenshotPath"] = str(screenshot)
     return observed
 
@@ -139,15 +175,18 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     assert {"Service", "helper", "run", "order"} <= set(names)
     assert all(s["detail"].startswith("rm_") for s in seen["outline"])
     # Lenses show each agent's status and click through to the node card.
-    assert any(l["title"] and "idle" in l["title"] for l in seen["lenses"])
-    assert {l["command"] for l in seen["lenses"] if l["command"]} == {"remora.showNode"}
+    lenses = seen["lenses"]
+    assert any(lens["title"] and "idle" in lens["title"] for lens in lenses)
+    assert {lens["command"] for lens in lenses if lens["command"]} == {
+        "remora.showNode"
+    }
     # The Remora view lists the file's nodes.
     assert {"Service", "helper", "order"} <= set(seen["tree"])
     # ask → a proposal diagnostic on helper's definition line.
     assert "run_id" in seen["askResult"]
     assert any("Add a docstring" in json.dumps(r) for r in model.requests)
     assert seen["diagnostic"]["code"].startswith("pr_") or seen["diagnostic"]["code"]
-    # showDiff: a diff tab of two remora-proposal: documents, the right one the proposal.
+    # showDiff: a diff tab of two remora-proposal: documents (right: the proposal).
     assert seen["diffTab"]["original"].startswith("remora-proposal:")
     assert seen["diffTab"]["modified"].startswith("remora-proposal:")
     assert '"""Order two b\'s."""' in seen["diffRight"]
@@ -163,7 +202,16 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     # cancelRun ends the slow run.
     assert seen["cancelResult"] == {"cancelled": True}
     assert seen["cancelEvent"]["type"] == "agent_cancelled"
-    # A missing server: one error notification with its button, and no server left running.
+    # Clicking a lens shows that node's card.
+    assert seen["lensCard"]["name"] == "helper"
+    assert any("Preview" in t or "Untitled" in t for t in seen["tabsAfterLens"])
+    # The agent's question, answered by typing into the input box.
+    assert seen["question"]["type"] == "agent_blocked"
+    assert "error" not in seen["typed"], seen["typed"]
+    assert "Which name should I use?" in seen["typed"]["prompt"]
+    assert "Ada Lovelace" in seen["answeredRun"]["result"]
+    assert any("Ada Lovelace" in json.dumps(r) for r in model.requests)
+    # A missing server: one error notification with its button, no server running.
     toasts = [t for t in seen["missing"]["notifications"] if "remora-lsp" in t]
     assert len(toasts) == 1, seen["missing"]["notifications"]
     assert "/nonexistent/remora-lsp" in toasts[0] and "Open Setting" in toasts[0]
@@ -176,11 +224,16 @@ def test_unit_tests_lint_and_package(installed):
         process = subprocess.run(
             ["npm", "run", script], cwd=EXT, capture_output=True, text=True, timeout=300
         )
-        assert process.returncode == 0, f"npm run {script}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+        assert process.returncode == 0, (
+            f"npm run {script}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+        )
         if script == "test:unit":
             assert "# fail 0" in process.stdout and "# pass 0" not in process.stdout
     listing = subprocess.run(
-        ["python3", "-m", "zipfile", "-l", str(EXT / "remora.vsix")], capture_output=True, text=True, check=True
+        ["python3", "-m", "zipfile", "-l", str(EXT / "remora.vsix")],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "extension/dist/extension.js" in listing
     assert "extension/package.json" in listing

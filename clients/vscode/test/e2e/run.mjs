@@ -10,8 +10,10 @@ import * as path from "node:path";
 import { createRequire } from "node:module";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
-const ext = path.resolve(here, "..", "..");
-const e2e = path.join(ext, ".e2e");
+const source = path.resolve(here, "..", "..");
+const e2e = path.join(source, ".e2e");
+// The extension under test: the unpacked .vsix when given, else the source folder.
+const ext = process.env.REMORA_E2E_EXTENSION || source;
 const require = createRequire(path.join(e2e, "package.json"));
 const { chromium } = require("playwright-core");
 const [workspace, out, screenshot, state] = process.argv.slice(2);
@@ -54,6 +56,22 @@ const exited = new Promise((resolve) => {
 });
 page.on("console", async (message) => {
   const text = message.text();
+  const typing = /REMORA_TYPE (\w+) (.+)/.exec(text);
+  if (typing) {
+    const [, name, value] = typing;
+    let result = { typed: value };
+    try {
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible", timeout: 20000 });
+      result.prompt = await page.locator(".quick-input-widget").innerText();
+      await input.fill(value);
+      await input.press("Enter");
+    } catch (error) {
+      result = { error: String(error) };
+    }
+    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
+    return;
+  }
   const match = /REMORA_SNAPSHOT (\w+)/.exec(text);
   if (match) {
     const name = match[1];

@@ -30,6 +30,15 @@ async function snapshot(name) {
   return JSON.parse(fs.readFileSync(marker, "utf8"));
 }
 
+/** Ask the runner to type ``value`` into the open input box and press Enter,
+ *  as a person would (the extension showed it for the agent's question). */
+async function typeAnswer(name, value) {
+  const marker = `${OUT}.${name}.done`;
+  console.log(`REMORA_TYPE ${name} ${value}`);
+  await until(`typing ${name}`, () => fs.existsSync(marker), 30000);
+  return JSON.parse(fs.readFileSync(marker, "utf8"));
+}
+
 function flatten(symbols, into = []) {
   for (const s of symbols) {
     into.push(s);
@@ -118,6 +127,25 @@ async function scenario() {
   observed.cancelResult = await vscode.commands.executeCommand("remora.cancelRun", { run_id: slow.run_id });
   observed.cancelEvent = await until("agent_cancelled", () => api.events.find((e) => e.type === "agent_cancelled" && e.run_id === slow.run_id), 30000);
   step("cancelled");
+
+  // Clicking helper's lens shows its node card (the lens's own command and arguments).
+  const lens = lenses.find((l) => l.command && l.range.start.line === helper.range.start.line);
+  observed.lensCard = await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
+  observed.tabsAfterLens = await until("the card's tab", () => {
+    const labels = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label);
+    return labels.some((l) => /Preview|Untitled/.test(l)) ? labels : undefined;
+  }, 15000);
+  step("card");
+
+  // A question from the agent, answered through the input box.
+  const back = await vscode.window.showTextDocument(doc);
+  back.selection = new vscode.Selection(at, at);
+  const asking = await vscode.commands.executeCommand("remora.ask", { message: "Ask me for a name" });
+  observed.asking = asking;
+  observed.question = await until("the question", () => api.events.find((e) => e.type === "agent_blocked" && e.run_id === asking.run_id), 30000);
+  observed.typed = await typeAnswer("answer", "Ada Lovelace");
+  observed.answeredRun = await until("the answered run ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === asking.run_id), 30000);
+  step("answered");
 
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
