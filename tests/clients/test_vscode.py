@@ -205,6 +205,10 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     # Clicking a lens shows that node's card.
     assert seen["lensCard"]["name"] == "helper"
     assert any("Preview" in t or "Untitled" in t for t in seen["tabsAfterLens"])
+    print(
+        f"\nVS Code e2e: activation {seen['activatedInMs']} ms, remora.ask to the "
+        f"diagnostic {seen['askToDiagnosticMs']} ms (scripted model)"
+    )
     # The agent's question, answered by typing into the input box.
     assert seen["question"]["type"] == "agent_blocked"
     assert "error" not in seen["typed"], seen["typed"]

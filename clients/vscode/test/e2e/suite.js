@@ -85,9 +85,11 @@ async function scenario() {
   const helper = all.find((s) => s.name === "helper");
   const at = helper.selectionRange.start;
   editor.selection = new vscode.Selection(at, at);
+  const askedAt = Date.now();
   observed.askResult = await vscode.commands.executeCommand("remora.ask", { message: "Add a docstring" });
   const diagnostic = await until("a remora diagnostic", () =>
     vscode.languages.getDiagnostics(uri).find((d) => d.source === "remora"), 60000);
+  observed.askToDiagnosticMs = Date.now() - askedAt;
   observed.diagnostic = { message: diagnostic.message, line: diagnostic.range.start.line, code: String(diagnostic.code && (diagnostic.code.value || diagnostic.code)) };
   step("diagnostic");
 
@@ -98,6 +100,7 @@ async function scenario() {
   observed.diffRight = (await vscode.workspace.openTextDocument(diffTab.input.modified)).getText();
   await api.tree.refresh();
   observed.treePending = JSON.stringify(api.tree.getChildren().map((i) => ({ label: i.label, pending: i.pending, children: i.children.map((c) => [c.label, c.pending]) })));
+  await vscode.commands.executeCommand("workbench.actions.view.problems");
   await vscode.commands.executeCommand("workbench.action.focusSideBar");
   observed.screenshot = await snapshot("diff");
   step("diff");
