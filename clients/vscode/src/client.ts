@@ -27,7 +27,7 @@ export class ServerManager implements vscode.Disposable {
   private readonly listeners: ((client: LanguageClient) => void)[] = [];
   private lastError: string | undefined;
 
-  constructor(private readonly output: vscode.OutputChannel) {}
+  constructor(private readonly output: vscode.LogOutputChannel) {}
 
   onStarted(listener: (client: LanguageClient) => void): void {
     this.listeners.push(listener);

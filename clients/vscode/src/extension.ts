@@ -23,7 +23,7 @@ export interface RemoraApi {
 
 export async function activate(context: vscode.ExtensionContext): Promise<RemoraApi> {
   const started = Date.now();
-  const output = vscode.window.createOutputChannel("Remora Server");
+  const output = vscode.window.createOutputChannel("Remora Server", { log: true });
   const events = vscode.window.createOutputChannel("Remora Events");
   const server = new ServerManager(output);
   const runs = new RunTracker();
