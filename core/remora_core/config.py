@@ -335,13 +335,27 @@ def load_settings(
     untrusted, _ = validate(merge(merge(user_layer, limited), editor_layer))
     own, _ = validate(merge(user_layer, editor_layer))
     return ProjectSettings(
-        trusted=trusted,
-        untrusted=untrusted,
+        trusted=_limits_at_most(trusted, own.limits),
+        untrusted=_limits_at_most(untrusted, own.limits),
         person_model=own.model,
         repository=repository,
         problems=problems + invalid,
         refused=refused,
     )
+
+
+def _limits_at_most(config: RemoraConfig, own: LimitSettings) -> RemoraConfig:
+    """``config`` with no bound above the person's own (defaults included).
+
+    The bounds protect the person from a hostile model a repository may choose:
+    the repository's files may tighten them, never loosen them, trusted or not.
+    """
+    limits = config.limits
+    lowered = {
+        name: min(getattr(limits, name), getattr(own, name))
+        for name in LimitSettings.model_fields
+    }
+    return config.model_copy(update={"limits": LimitSettings(**lowered)})
 
 
 def load_config(

@@ -238,3 +238,42 @@ async def test_a_huge_broadcast_is_refused(shop):
     assert [r.limit for r in of_type(events, "limit_reached")] == [
         "limits.message_chars"
     ]
+
+
+HOARD = '''"""Remember a value under a key."""
+from remora import Input, external
+
+key: str = Input(description="the key")
+value: str = Input(description="the value")
+
+
+@external
+async def kv_set(key: str, value: str) -> None: ...
+
+
+await kv_set(key, value)
+"stored"
+'''
+
+
+async def test_a_pym_tool_has_the_same_memory_budget(shop):
+    tools = shop.root / ".remora" / "bundles" / "hoarder" / "tools"
+    tools.mkdir(parents=True)
+    (tools.parent / "bundle.yaml").write_text("name: hoarder\n", encoding="utf-8")
+    (tools / "hoard.pym").write_text(HOARD, encoding="utf-8")
+    await shop.start(
+        model={"protocol": "tools"},
+        limits={"kv_bytes_per_agent": 10_000},
+        trusted=True,
+        bundles={"function": "hoarder"},
+    )
+    shop.server.reply_tool_call("hoard", {"key": "a", "value": "v" * 6_000})
+    shop.server.reply_tool_call("hoard", {"key": "b", "value": "v" * 6_000})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Hoard.")
+
+    first, second = of_type(events, "tool_result")
+    assert first.ok and not second.ok
+    assert "remove or shorten other keys first" in second.summary
+    (refused,) = of_type(events, "limit_reached")
+    assert refused.limit == "limits.kv_bytes_per_agent"

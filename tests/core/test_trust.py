@@ -241,3 +241,18 @@ async def test_untrusted_the_repository_bundle_is_not_used(shop, monkeypatch):
     assert {k.lower(): v for k, v in headers.items()}[
         "authorization"
     ] == f"Bearer {KEY}"
+
+
+def test_the_repository_may_tighten_the_bounds_but_never_loosen_them(tmp_path):
+    (tmp_path / "remora.yaml").write_text(
+        "limits: {tool_calls_per_run: 1000000, answer_chars: 500}\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(tmp_path, None, user=({}, []))
+    for config in (settings.trusted, settings.untrusted):
+        assert config.limits.tool_calls_per_run == 50  # the default, not 10⁶
+        assert config.limits.answer_chars == 500  # tighter: kept
+    mine = load_settings(
+        tmp_path, {"limits": {"tool_calls_per_run": 200}}, user=({}, [])
+    )
+    assert mine.trusted.limits.tool_calls_per_run == 200  # the person's own word

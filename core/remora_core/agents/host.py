@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from remora_core.agents import tools
 from remora_core.agents.paths import PathRefused, is_secret
 from remora_core.cards import node_ref
+from remora_core.workspace import MemoryFull
 
 if TYPE_CHECKING:
     from remora_core.agents.context import AgentContext
@@ -40,7 +41,14 @@ def host_functions(context: AgentContext) -> dict[str, Callable[..., Any]]:
         return await services.kv.get(me, key)
 
     async def kv_set(key: str, value: Any) -> None:
-        await services.kv.set(me, key, value)
+        # The same budget as the core tool: a script a model drives must not
+        # grow the store more than the model could itself.
+        budget = services.config.limits.kv_bytes_per_agent
+        try:
+            await services.kv.set(me, key, value, budget=budget)
+        except MemoryFull as error:
+            tools.refuse(context, "limits.kv_bytes_per_agent", str(error))
+            raise ValueError(f"{error}; remove or shorten other keys first") from None
 
     async def read_file(path: str) -> str:
         data = await services.overlay.read(me, path)
