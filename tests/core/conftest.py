@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from remora_core.store import Database
 
+from tests.core.agent_support import AgentHarness
+from tests.fakes.model_server import ModelServer
+
 
 @pytest.fixture
 async def database(tmp_path):
@@ -12,3 +15,12 @@ async def database(tmp_path):
     database = await Database.open(tmp_path)
     yield database
     await database.close()
+
+
+@pytest.fixture
+async def shop(tmp_path):
+    """The shop project with an agent harness on a scripted model server."""
+    with ModelServer() as server:
+        harness = AgentHarness(tmp_path / "shop", server)
+        yield harness
+        await harness.stop()

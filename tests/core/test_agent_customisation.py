@@ -8,10 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
-from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer
+from tests.core.agent_support import of_type
 
 PYM = Path(__file__).parent / "pym"
 
@@ -33,14 +30,6 @@ class Totals(ExtensionNode):
         names = ("apple", "apricot", "bread")
         return [name for name in names if name.startswith(prefix)]
 '''
-
-
-@pytest.fixture
-async def shop(tmp_path):
-    with ModelServer() as server:
-        harness = AgentHarness(tmp_path / "shop", server)
-        yield harness
-        await harness.stop()
 
 
 def tool_names(request) -> set[str]:

@@ -66,14 +66,6 @@ def text_of(request: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content") or "") for m in request["messages"])
 
 
-@pytest.fixture
-async def shop(tmp_path):
-    with ModelServer() as server:
-        harness = AgentHarness(tmp_path / "shop", server)
-        yield harness
-        await harness.stop()
-
-
 async def start(shop: AgentHarness, *, stream: bool = False, **sections: Any):
     """Start the project with the native tools protocol."""
     model = {"protocol": "tools", "stream": stream, **sections.pop("model", {})}

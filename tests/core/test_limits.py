@@ -12,18 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
-
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer, Reply
-
-
-@pytest.fixture
-async def shop(tmp_path):
-    with ModelServer() as server:
-        harness = AgentHarness(tmp_path / "shop", server)
-        yield harness
-        await harness.stop()
+from tests.fakes.model_server import Reply
 
 
 async def start(shop: AgentHarness, **limits):

@@ -17,18 +17,10 @@ from typing import Any
 import pytest
 from remora_core.model import AgentStatus
 
-from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer, Reply
+from tests.core.agent_support import of_type
+from tests.fakes.model_server import Reply
 
 FAST = {"retry_backoff_s": 0.01, "protocol": "tools"}
-
-
-@pytest.fixture
-async def shop(tmp_path):
-    with ModelServer() as server:
-        harness = AgentHarness(tmp_path / "shop", server)
-        yield harness
-        await harness.stop()
 
 
 def failure(events: list[Any]) -> str:

@@ -15,10 +15,8 @@ from remora_core.events.models import HumanChat
 
 from tests.core.agent_support import AgentHarness, of_type
 from tests.core.swarm_support import quiet
-from tests.core.test_agent_tools import PerAgent, call, requests_of, shop, start
+from tests.core.test_agent_tools import PerAgent, call, requests_of, start
 from tests.fakes.model_server import Reply
-
-__all__ = ["shop"]  # the fixture, shared with test_agent_tools
 
 KEY = "sk-live-0123456789abcdef"
 SECRET_FILE = f'def api_key():\n    return "{KEY}"\n'

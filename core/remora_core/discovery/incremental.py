@@ -81,6 +81,31 @@ def shift_span(span: Span, delta: int, lines: int) -> Span:
     )
 
 
+def moved(
+    old: Definition,
+    shift: int,
+    line_shift: int,
+    parent: int,
+    *,
+    kind: NodeKind | None = None,
+    qualified: str | None = None,
+) -> Definition:
+    """``old`` moved by ``shift`` bytes and ``line_shift`` lines, under ``parent``
+    (and renamed or re-kinded when its new parent says so).
+    """
+    return Definition(
+        kind or old.kind,
+        old.name,
+        qualified or old.qualified_name,
+        shift_span(old.span, shift, line_shift),
+        shift_span(old.name_span, shift, line_shift),
+        parent,
+        old.source_hash,
+        old.inline_id,
+        old.has_error,
+    )
+
+
 class _ReusingExtractor(_Extractor):
     def __init__(
         self,
@@ -172,16 +197,8 @@ class _ReusingExtractor(_Extractor):
                 found.append(old)  # nothing moved: the very same definition
                 continue
             found.append(
-                Definition(
-                    kind,
-                    old.name,
-                    qualified,
-                    shift_span(old.span, shift, line_shift),
-                    shift_span(old.name_span, shift, line_shift),
-                    new_parent,
-                    old.source_hash,
-                    old.inline_id,
-                    old.has_error,
+                moved(
+                    old, shift, line_shift, new_parent, kind=kind, qualified=qualified
                 )
             )
 

@@ -39,9 +39,8 @@ from typing import TYPE_CHECKING
 import tree_sitter
 
 from remora_core.discovery.definitions import _Extractor
-from remora_core.discovery.incremental import DirtyRange, Previous, shift_span
+from remora_core.discovery.incremental import DirtyRange, Previous, moved
 from remora_core.discovery.parser import parse_range
-from remora_core.model import Definition
 
 if TYPE_CHECKING:
     from remora_core.text import LineIndex
@@ -181,19 +180,8 @@ def _append_shifted(
         found.extend(old[after:])
         extractor.node_ends.extend(previous.node_ends[after:])
         return
-    for definition in old[after:]:
-        parent = definition.parent + offset if definition.parent >= 0 else -1
-        found.append(
-            Definition(
-                definition.kind,
-                definition.name,
-                definition.qualified_name,
-                shift_span(definition.span, delta, line_shift),
-                shift_span(definition.name_span, delta, line_shift),
-                parent,
-                definition.source_hash,
-                definition.inline_id,
-                definition.has_error,
-            )
-        )
+    found.extend(
+        moved(d, delta, line_shift, d.parent + offset if d.parent >= 0 else -1)
+        for d in old[after:]
+    )
     extractor.node_ends.extend(end + delta for end in previous.node_ends[after:])
