@@ -257,17 +257,7 @@ async def measure_remora(source: str, model: ModelServer) -> Remora:
                 timeout=REQUEST_TIMEOUT_S,
             )
             await client.notify("initialized", {})
-            await client.notify(
-                "textDocument/didOpen",
-                {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "python",
-                        "version": 1,
-                        "text": source,
-                    }
-                },
-            )
+            await client.open_document(uri, source)
             outline = flatten(await first_symbols(client, uri))
             found.nodes = len(outline)
             callables = [s for s in outline if s["kind"] in (FUNCTION, METHOD)]
@@ -371,17 +361,7 @@ async def measure_basedpyright(source: str, lines: list[int]) -> Series:
         await client.start(command, cwd=workspace, stderr=log)
         try:
             await open_session(client, workspace)
-            await client.notify(
-                "textDocument/didOpen",
-                {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "python",
-                        "version": 1,
-                        "text": source,
-                    }
-                },
-            )
+            await client.open_document(uri, source)
             await first_symbols(client, uri)
             for number in range(WARMUP + REQUESTS):
                 line = lines[number % len(lines)]

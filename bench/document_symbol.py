@@ -307,17 +307,7 @@ async def measure(server: Server, source: str, expected: set[str]) -> Measuremen
         await client.start(server.command, cwd=workspace, stderr=log)
         try:
             found.server_info = await open_session(client, workspace)
-            await client.notify(
-                "textDocument/didOpen",
-                {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "python",
-                        "version": 1,
-                        "text": source,
-                    }
-                },
-            )
+            await client.open_document(uri, source)
             first = await first_symbols(client, uri)
             found.shape, names = top_level_names(first)
             found.top_level = len(names)

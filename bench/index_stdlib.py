@@ -297,17 +297,7 @@ async def first_outline(client: LspClient, path: Path) -> float:
     """Open ``path``; ms until a documentSymbol answer with symbols arrives."""
     uri = path_uri(path)
     started = time.perf_counter()
-    await client.notify(
-        "textDocument/didOpen",
-        {
-            "textDocument": {
-                "uri": uri,
-                "languageId": "python",
-                "version": 1,
-                "text": path.read_text(encoding="utf-8"),
-            }
-        },
-    )
+    await client.open_document(uri, path.read_text(encoding="utf-8"))
     params = {"textDocument": {"uri": uri}}
     while not await client.request("textDocument/documentSymbol", params):
         await asyncio.sleep(0.01)

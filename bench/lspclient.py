@@ -154,6 +154,13 @@ class LspClient:
         """Send a notification."""
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    async def open_document(self, uri: str, text: str, version: int = 1) -> None:
+        """``textDocument/didOpen`` of a Python document."""
+        document = {"uri": uri, "languageId": "python", "version": version}
+        await self.notify(
+            "textDocument/didOpen", {"textDocument": {**document, "text": text}}
+        )
+
     async def send_request(self, method: str, params: Any) -> asyncio.Future:
         """Send a request; the future resolves to ``(arrived_at, result)``."""
         request_id = next(self._ids)
