@@ -70,24 +70,6 @@ LSP_NOTIFICATIONS = [
     "unknown/notification",
     "window/workDoneProgress/cancel",
 ]
-COMMANDS = [
-    "remora.node.get",
-    "remora.node.at",
-    "remora.node.events",
-    "remora.agent.chat",
-    "remora.agent.run",
-    "remora.agent.cancel",
-    "remora.agent.respond",
-    "remora.agent.forget",
-    "remora.proposal.accept",
-    "remora.proposal.reject",
-    "remora.proposal.diff",
-    "remora.proposals.list",
-    "remora.trust.get",
-    "remora.trust.set",
-    "remora.trust.revoke",
-    "remora.unknown",
-]
 
 # ---- values ------------------------------------------------------------------
 
@@ -136,8 +118,10 @@ ranges = st.fixed_dictionaries({"start": positions, "end": positions})
 node_ids = st.one_of(st.just("rm_abcdefgh"), st.text(max_size=12), integers)
 
 
-def params_for(method: str, root: Path) -> st.SearchStrategy[Any]:
-    """Well-shaped params with hostile values, sometimes anything at all."""
+def params_for(method: str, root: Path, commands: list[str]) -> st.SearchStrategy[Any]:
+    """Well-shaped params with hostile values, sometimes anything at all;
+    ``commands``: the server's own (from ``initialize``) and an unknown one.
+    """
     document = st.fixed_dictionaries({"uri": uris(root)})
     versioned = st.fixed_dictionaries({"uri": uris(root), "version": integers})
     shaped: dict[str, st.SearchStrategy[Any]] = {
@@ -187,7 +171,7 @@ def params_for(method: str, root: Path) -> st.SearchStrategy[Any]:
         "workspace/symbol": st.fixed_dictionaries({"query": texts}),
         "workspace/executeCommand": st.fixed_dictionaries(
             {
-                "command": st.sampled_from(COMMANDS),
+                "command": st.sampled_from([*commands, "remora.unknown"]),
                 "arguments": st.one_of(
                     st.lists(
                         st.fixed_dictionaries(
@@ -373,6 +357,9 @@ def test_fuzzed_it_keeps_serving(tmp_path, capsys):
             },
         )
         assert "result" in init, init
+        # Every command the server announces, with garbage arguments.
+        commands = init["result"]["capabilities"]["executeCommandProvider"]["commands"]
+        assert "remora.agent.chat" in commands
         client.notify("initialized", {})
         requests: list[Any] = []
 
@@ -397,7 +384,7 @@ def test_fuzzed_it_keeps_serving(tmp_path, capsys):
                     )
                 )
                 return kind, raw, ""
-            return kind, draw(params_for(method, root)), method
+            return kind, draw(params_for(method, root, commands)), method
 
         @settings(
             max_examples=BATCHES,

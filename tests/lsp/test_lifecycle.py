@@ -126,18 +126,15 @@ def frame(message: dict) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+def initialize(workspace) -> dict:
+    """A bare ``initialize`` request (id 1) for ``workspace``."""
+    params = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
 def test_stdout_carries_only_protocol_messages_and_exit_is_prompt(workspace, tmp_path):
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "processId": None,
-                "rootUri": workspace.as_uri(),
-                "capabilities": {},
-            },
-        },
+        initialize(workspace),
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {
             "jsonrpc": "2.0",
@@ -205,16 +202,7 @@ def test_requests_waiting_for_the_project_are_answered_when_it_shuts_down(
         },
     ]
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "processId": None,
-                "rootUri": workspace.as_uri(),
-                "capabilities": {},
-            },
-        },
+        initialize(workspace),
         *waiting,
         {"jsonrpc": "2.0", "id": 5, "method": "shutdown", "params": None},
         {"jsonrpc": "2.0", "method": "exit", "params": None},
