@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from remora_core.app import RemoraApp
 from remora_core.tasks import TaskSet
 from remora_core.text import PositionEncoding
 
 from remora_lsp import __version__
+from remora_lsp.editor import LspEditor
 from remora_lsp.features import (
     agents,
     commands,
@@ -36,6 +39,9 @@ from remora_lsp.features import (
 from remora_lsp.projects import Projects
 from remora_lsp.protocol import RemoraProtocol
 from remora_lsp.trust import EditorTrust
+
+if TYPE_CHECKING:
+    from remora_core.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +96,18 @@ class RemoraLanguageServer(LanguageServer):
         """The start-up of each workspace folder's project (a restart waits
         for it: two stores of one project opening at once race)."""
         self._told: set[str] = set()
+        self._apps: weakref.WeakKeyDictionary[Project, RemoraApp] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def app(self, project: Project) -> RemoraApp:
+        """The facades over ``project``, with this editor as its Editor."""
+        app = self._apps.get(project)
+        if app is None:
+            app = self._apps[project] = RemoraApp.serving(
+                project, LspEditor(self, project)
+            )
+        return app
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any], name: str | None = None):
         """Run a background task that is kept and whose failure is logged."""
