@@ -23,6 +23,7 @@ from remora_core.text import PositionEncoding
 from remora_lsp import __version__
 from remora_lsp.projects import Projects
 from remora_lsp.protocol import RemoraProtocol
+from remora_lsp.pygls_private import stop_transport
 from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
@@ -100,9 +101,4 @@ class RemoraLanguageServer(LanguageServer):
 
     def shutdown(self) -> None:
         """Stop the transport without waiting for the thread blocked on stdin."""
-        if self._stop_event is not None:
-            self._stop_event.set()
-        if self._thread_pool is not None:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
-        if self._server is not None:
-            self._server.close()
+        stop_transport(self)

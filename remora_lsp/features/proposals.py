@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.hidden_chars import note, reveal
+from remora_core.model import ProposalStatus
 from remora_core.proposals import ProposalError
 from remora_core.review import NotApplicable
 
@@ -71,7 +72,7 @@ PROPOSAL_EVENTS = frozenset(
 )
 APPLY_WAIT_S = 3.0
 """How long an accepted edit may take to reach the server as ``didChange``."""
-STATUSES = ("pending", "accepted", "rejected", "stale", "superseded")
+STATUSES = tuple(status.value for status in ProposalStatus)
 PROPOSAL_ID = re.compile(r"^pr_[0-9a-f]{12}$")
 
 
