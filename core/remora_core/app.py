@@ -102,6 +102,13 @@ class RemoraApp:
         return self.project.root
 
     @property
+    def started(self) -> bool:
+        """Whether the engine runs (the facades answer from then on; the
+        language server wraps its projects before they start).
+        """
+        return self.project.agents is not None
+
+    @property
     def read_only(self) -> bool:
         """Whether another process owns the store (writes are refused)."""
         return self.project.following

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -115,6 +116,9 @@ def report(problem: BackendError) -> int:
 def main(argv: list[str] | None = None) -> int:
     """The ``remora`` console script."""
     args = build_parser().parse_args(argv)
+    # pydantic-ai greets on stderr at its first run; a command's stderr is for
+    # its own progress and errors.
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=sys.stderr, format="remora: %(message)s")
     try:

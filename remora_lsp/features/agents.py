@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.events.models import HumanChat
 
 from remora_lsp.editor import present
 from remora_lsp.features.commands import ensure_owner, find_node, single_object
@@ -70,15 +69,12 @@ async def start_run(
     await ls.projects.all_loaded()
     project, node = find_node(ls, node_id, active=True)
     ensure_owner(project, "run agents")
-    request = HumanChat(to_agent=node.id, message=message)
-    run_id = project.swarm.runner.reserve(request.id)
-    await project.swarm.emit(request)
-    return {"run_id": run_id}
+    return {"run_id": await ls.app(project).runs.chat(node.id, message)}
 
 
 def _owner(ls: RemoraLanguageServer, run_id: str) -> Project | None:
     for project in ls.projects:
-        if project.swarm.runner.is_running(run_id):
+        if ls.app(project).runs.is_running(run_id):
             return project
     return None
 
@@ -168,7 +164,7 @@ def register(server: RemoraLanguageServer) -> None:
                 f"remora.agent.cancel needs run_id like run_…, got {run_id!r}"
             )
         project = _owner(ls, run_id)
-        cancelled = project is not None and project.swarm.runner.cancel_run(run_id)
+        cancelled = project is not None and ls.app(project).runs.cancel(run_id)
         return {"cancelled": cancelled}
 
     @server.command("remora.agent.respond")
@@ -179,10 +175,8 @@ def register(server: RemoraLanguageServer) -> None:
         if not isinstance(question_id, str) or not question_id:
             raise JsonRpcInvalidParams("remora.agent.respond needs question_id")
         for project in ls.projects:
-            agents = project.agents
-            if agents is not None and agents.services.questions.respond(
-                question_id, answer
-            ):
+            app = ls.app(project)
+            if app.started and app.runs.respond(question_id, answer):
                 return {"ok": True}
         return {"ok": False}
 
@@ -191,10 +185,9 @@ def register(server: RemoraLanguageServer) -> None:
         arguments = single_object(args, "remora.agent.forget")
         project, node = find_node(ls, arguments.get("node_id"), active=True)
         ensure_owner(project, "clear an agent's memory")
-        if project.agents is None:
+        if not ls.app(project).started:
             return {"ok": False}
-        await project.agents.forget(node.id)
-        return {"ok": True}
+        return {"ok": await ls.app(project).runs.forget(node.id)}
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(
@@ -205,4 +198,4 @@ def register(server: RemoraLanguageServer) -> None:
             return
         project = _owner(ls, run_id)
         if project is not None:
-            project.swarm.runner.cancel_run(run_id)
+            ls.app(project).runs.cancel(run_id)

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.front.errors import FrontError
 from remora_core.hidden_chars import note, reveal
 from remora_core.model import ProposalStatus
-from remora_core.proposals import ProposalError
 from remora_core.review import NotApplicable
 
 from remora_lsp.editor import ASK_USER_REQUEST, workspace_edit
@@ -89,10 +89,9 @@ def find_proposal(
             f"{proposal_id!r}"
         )
     for project in ls.projects:
-        if project.agents is not None:
-            proposal = project.agents.services.proposals.get(proposal_id)
-            if proposal is not None:
-                return project, proposal
+        app = ls.app(project)
+        if app.started and (proposal := app.proposals.get(proposal_id)) is not None:
+            return project, proposal
     raise JsonRpcInvalidParams(f"no proposal {proposal_id} in any open project")
 
 
@@ -132,10 +131,11 @@ def _definition_line(
 
 def publish(ls: RemoraLanguageServer, project: Project, path: str) -> None:
     """Send the diagnostics of ``path``'s pending proposals."""
-    if project.agents is None:
+    app = ls.app(project)
+    if not app.started:
         return
     diagnostics = []
-    for proposal in project.agents.services.proposals.pending(path=path):
+    for proposal in app.proposals.pending(path=path):
         where = _definition_line(ls, project, proposal)
         if where is None:
             continue
@@ -159,10 +159,10 @@ def follow_proposals(ls: RemoraLanguageServer, project: Project) -> None:
     """Republish a file's diagnostics whenever one of its proposals changes."""
 
     def on_event(stored: StoredEvent) -> None:
-        if stored.event.type not in PROPOSAL_EVENTS or project.agents is None:
+        app = ls.app(project)
+        if stored.event.type not in PROPOSAL_EVENTS or not app.started:
             return
-        proposal_id = stored.event.__dict__["proposal_id"]
-        proposal = project.agents.services.proposals.get(proposal_id)
+        proposal = app.proposals.get(stored.event.__dict__["proposal_id"])
         if proposal is not None:
             publish(ls, project, proposal.file_path)
 
@@ -214,9 +214,10 @@ def code_actions(
     """The proposal actions on the requested lines."""
     project, path = ls.projects.locate(params.text_document.uri)
     ids = inline_id_action(ls, project, path)
-    if project.agents is None:
+    app = ls.app(project)
+    if not app.started:
         return [ids] if ids else None
-    pending = project.agents.services.proposals.pending(path=path)
+    pending = app.proposals.pending(path=path)
     if not pending:
         return [ids] if ids else None
     first, last = params.range.start.line, params.range.end.line
@@ -360,12 +361,9 @@ def register(server: RemoraLanguageServer) -> None:
             )
         if feedback is None:
             feedback = await _feedback(ls, proposal)
-        assert project.agents is not None
         try:
-            run_id = await project.agents.review.reject(
-                proposal, feedback, reserve=project.swarm.runner.reserve
-            )
-        except ProposalError as error:  # decided while the person wrote feedback
+            run_id = await ls.app(project).proposals.reject(proposal.id, feedback)
+        except FrontError as error:  # decided while the person wrote feedback
             raise JsonRpcInvalidParams(str(error)) from None
         return {"run_id": run_id}
 
@@ -395,9 +393,10 @@ def register(server: RemoraLanguageServer) -> None:
             [ls.projects.locate(uri)] if uri else [(p, None) for p in ls.projects]
         )
         for project, path in projects:
-            if project.agents is None:
+            app = ls.app(project)
+            if not app.started:
                 continue
-            listed = project.agents.services.proposals.list(path=path, status=status)
+            listed = app.proposals.list(path=path, status=status)
             for proposal in listed:
                 item = proposal.to_json()
                 item["uri"] = ls.projects.uri(project, proposal.file_path)
