@@ -27,10 +27,17 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 
+from remora_lsp.arguments import (
+    CancelArguments,
+    ChatArguments,
+    NodeArguments,
+    RespondArguments,
+    RunArguments,
+    parse,
+)
 from remora_lsp.editor import present
-from remora_lsp.features.commands import ensure_owner, find_node, single_object
+from remora_lsp.features.commands import ensure_owner, find_node
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
@@ -51,15 +58,6 @@ END_EVENTS = {
     "agent_cancelled": "cancelled",
     "run_interrupted": "interrupted",
 }
-
-
-def _text(arguments: dict[str, Any], key: str, command: str, *, required: bool) -> str:
-    value = arguments.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise JsonRpcInvalidParams(f"{command} needs {key} as a non-empty string")
-    return value
 
 
 async def start_run(
@@ -142,48 +140,37 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.agent.chat")
     async def agent_chat(ls, *args: Any) -> dict[str, str]:
-        arguments = single_object(args, "remora.agent.chat")
-        message = _text(arguments, "message", "remora.agent.chat", required=True)
-        return await start_run(ls, arguments.get("node_id"), message)
+        arguments = parse(ChatArguments, args, "remora.agent.chat")
+        return await start_run(ls, arguments.node_id, arguments.message)
 
     @server.command("remora.agent.run")
     async def agent_run(ls, *args: Any) -> dict[str, str]:
-        arguments = single_object(args, "remora.agent.run")
-        instruction = _text(
-            arguments, "instruction", "remora.agent.run", required=False
-        )
-        message = instruction.strip() or DEFAULT_INSTRUCTION
-        return await start_run(ls, arguments.get("node_id"), message)
+        arguments = parse(RunArguments, args, "remora.agent.run")
+        message = arguments.instruction.strip() or DEFAULT_INSTRUCTION
+        return await start_run(ls, arguments.node_id, message)
 
     @server.command("remora.agent.cancel")
     async def agent_cancel(ls, *args: Any) -> dict[str, bool]:
-        arguments = single_object(args, "remora.agent.cancel")
-        run_id = arguments.get("run_id")
-        if not isinstance(run_id, str) or not run_id.startswith("run_"):
-            raise JsonRpcInvalidParams(
-                f"remora.agent.cancel needs run_id like run_…, got {run_id!r}"
-            )
+        run_id = parse(CancelArguments, args, "remora.agent.cancel").run_id
         project = _owner(ls, run_id)
         cancelled = project is not None and ls.app(project).runs.cancel(run_id)
         return {"cancelled": cancelled}
 
     @server.command("remora.agent.respond")
     async def agent_respond(ls, *args: Any) -> dict[str, bool]:
-        arguments = single_object(args, "remora.agent.respond")
-        question_id = arguments.get("question_id")
-        answer = _text(arguments, "answer", "remora.agent.respond", required=True)
-        if not isinstance(question_id, str) or not question_id:
-            raise JsonRpcInvalidParams("remora.agent.respond needs question_id")
+        arguments = parse(RespondArguments, args, "remora.agent.respond")
         for project in ls.projects:
             app = ls.app(project)
-            if app.started and app.runs.respond(question_id, answer):
+            if app.started and app.runs.respond(
+                arguments.question_id, arguments.answer
+            ):
                 return {"ok": True}
         return {"ok": False}
 
     @server.command("remora.agent.forget")
     async def agent_forget(ls, *args: Any) -> dict[str, bool]:
-        arguments = single_object(args, "remora.agent.forget")
-        project, node = find_node(ls, arguments.get("node_id"), active=True)
+        arguments = parse(NodeArguments, args, "remora.agent.forget")
+        project, node = find_node(ls, arguments.node_id, active=True)
         ensure_owner(project, "clear an agent's memory")
         if not ls.app(project).started:
             return {"ok": False}

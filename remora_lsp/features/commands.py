@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
+from remora_lsp.arguments import NodeArguments, parse, single_object
 from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
@@ -23,20 +24,6 @@ if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
 RECENT_EVENTS = 10
-
-
-def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
-    """The one JSON object argument every Remora command takes."""
-    if len(args) != 1:
-        raise JsonRpcInvalidParams(
-            f"{command} takes one JSON object argument, got {len(args)} arguments"
-        )
-    if not isinstance(args[0], dict):
-        raise JsonRpcInvalidParams(
-            f"{command} takes one JSON object argument, got "
-            f"{type(args[0]).__name__} {args[0]!r:.60}"
-        )
-    return args[0]
 
 
 def ensure_owner(project: Project, what: str) -> None:
@@ -95,9 +82,9 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.node.get")
     async def node_get(ls, *args: Any) -> dict[str, Any]:
-        arguments = single_object(args, "remora.node.get")
+        arguments = parse(NodeArguments, args, "remora.node.get")
         await ls.projects.all_loaded()
-        return await _node_card(ls, arguments.get("node_id"))
+        return await _node_card(ls, arguments.node_id)
 
     @server.command("remora.node.at")
     async def node_at(ls, *args: Any) -> dict[str, Any] | None:

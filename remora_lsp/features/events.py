@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from remora_lsp.features.commands import find_node, single_object
+from remora_lsp.arguments import single_object
+from remora_lsp.features.commands import find_node
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent

@@ -43,11 +43,16 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.front.errors import FrontError
 from remora_core.hidden_chars import note, reveal
-from remora_core.model import ProposalStatus
 from remora_core.review import NotApplicable
 
+from remora_lsp.arguments import (
+    ProposalArguments,
+    ProposalsArguments,
+    RejectArguments,
+    parse,
+)
 from remora_lsp.editor import ASK_USER_REQUEST, workspace_edit
-from remora_lsp.features.commands import ensure_owner, single_object
+from remora_lsp.features.commands import ensure_owner
 from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
@@ -72,7 +77,6 @@ PROPOSAL_EVENTS = frozenset(
 )
 APPLY_WAIT_S = 3.0
 """How long an accepted edit may take to reach the server as ``didChange``."""
-STATUSES = tuple(status.value for status in ProposalStatus)
 PROPOSAL_ID = re.compile(r"^pr_[0-9a-f]{12}$")
 
 
@@ -342,19 +346,17 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.proposal.accept")
     async def proposal_accept(ls, *args: Any) -> dict[str, Any]:
-        arguments = single_object(args, "remora.proposal.accept")
-        project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        arguments = parse(ProposalArguments, args, "remora.proposal.accept")
+        project, proposal = find_proposal(ls, arguments.proposal_id)
         ensure_owner(project, "accept proposals")
         return await accept(ls, project, proposal)
 
     @server.command("remora.proposal.reject")
     async def proposal_reject(ls, *args: Any) -> dict[str, Any]:
-        arguments = single_object(args, "remora.proposal.reject")
-        project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        arguments = parse(RejectArguments, args, "remora.proposal.reject")
+        project, proposal = find_proposal(ls, arguments.proposal_id)
         ensure_owner(project, "reject proposals")
-        feedback = arguments.get("feedback")
-        if feedback is not None and not isinstance(feedback, str):
-            raise JsonRpcInvalidParams("feedback must be a string")
+        feedback = arguments.feedback
         if proposal.status != "pending":
             raise JsonRpcInvalidParams(
                 f"proposal {proposal.id} is already {proposal.status}"
@@ -369,8 +371,8 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.proposal.diff")
     async def proposal_diff(ls, *args: Any) -> dict[str, Any]:
-        arguments = single_object(args, "remora.proposal.diff")
-        _project, proposal = find_proposal(ls, arguments.get("proposal_id"))
+        arguments = parse(ProposalArguments, args, "remora.proposal.diff")
+        _project, proposal = find_proposal(ls, arguments.proposal_id)
         return {
             "diff": proposal.diff,
             "old_source": proposal.old_source,
@@ -380,14 +382,8 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.proposals.list")
     async def proposals_list(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.proposals.list")
-        uri, status = arguments.get("uri"), arguments.get("status")
-        if status is not None and status not in STATUSES:
-            raise JsonRpcInvalidParams(
-                f"status must be one of {', '.join(STATUSES)}, got {status!r}"
-            )
-        if uri is not None and not isinstance(uri, str):
-            raise JsonRpcInvalidParams("uri must be a string")
+        arguments = parse(ProposalsArguments, args, "remora.proposals.list")
+        uri, status = arguments.uri, arguments.status
         found: list[dict[str, Any]] = []
         projects = (
             [ls.projects.locate(uri)] if uri else [(p, None) for p in ls.projects]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from remora_lsp.features.commands import single_object
+from remora_lsp.arguments import single_object
 from remora_lsp.features.lifecycle import restart_project
 from remora_lsp.projects import path_to_uri, uri_to_path
 
