@@ -25,6 +25,7 @@ from remora_lsp.features import (
     commands,
     events,
     files,
+    graphs,
     hover,
     lenses,
     lifecycle,
@@ -50,6 +51,7 @@ FEATURES = [
     events,
     agents,
     proposals,
+    graphs,
     trust,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""

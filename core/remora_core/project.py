@@ -37,6 +37,7 @@ from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
 from remora_core.documents import OpenDocument, TextChange
 from remora_core.following import StoreFollower, describe_read_only
+from remora_core.graphs.facade import Graphs
 from remora_core.indexer import Extractor, scan
 from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
@@ -105,6 +106,8 @@ class Project:
             None, self.graph, config, turn_function=turn_function or acknowledge
         )
         """Replaced by one on the project's store when the project starts."""
+        self.graphs: Graphs | None = None
+        """Batch graph runs, once the project started and owns its store."""
         self.changes = ChangeTracker()
         self.event_listeners: list[Callable[[StoredEvent], object]] = []
         """Bus handlers attached to the swarm as soon as it exists (the editor's
@@ -204,6 +207,9 @@ class Project:
         for number, listener in enumerate(self.event_listeners):
             self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
         await self.swarm.start()
+        if not self.following:
+            self.graphs = Graphs(self)
+            await self.graphs.recover()
         self.loaded.set()
         for path in list(self.documents):
             self.refresh_document(path, with_references=True)
@@ -272,6 +278,8 @@ class Project:
             timer.cancel()
         self._timers.clear()
         self.extractor.close()
+        if self.graphs is not None:
+            await self.graphs.close()
         await self.swarm.close()  # cancelled turns record their end first
         if self.agents is not None:
             await self.agents.close()
