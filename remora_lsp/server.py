@@ -22,6 +22,7 @@ from remora_core.text import PositionEncoding
 from remora_lsp import __version__
 from remora_lsp.features import (
     agents,
+    attribution,
     commands,
     events,
     files,
@@ -52,6 +53,7 @@ FEATURES = [
     agents,
     proposals,
     graphs,
+    attribution,
     trust,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import signal
+import subprocess
 
 import pytest
 from pytest_lsp import ClientServerConfig
@@ -284,3 +285,50 @@ async def test_a_graph_killed_mid_run_is_reported_interrupted_at_the_next_start(
             # Nothing runs again unasked.
             assert not of_type(client, "agent_started")
             assert len(model.requests) == requests
+
+
+# ---- attribution ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_blame_after_accept_and_after_a_later_hand_edit(editor, workspace):
+    git = ["git", "-C", str(workspace)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run(
+        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        check=True,
+    )
+    with ModelServer(responder=respond) as model:
+        async with session(editor, workspace, settings(model)) as client:
+            buffer = Buffer(client, "inventory/stock.py")
+            EditorEdits(client, buffer)
+            count = await node_of(client, buffer, "def count")
+            spec = graph()
+            spec["steps"] = spec["steps"][1:]
+            spec["steps"][0]["after"] = []
+            spec["steps"][0]["targets"] = {"ids": [count]}
+            await run_graph(client, spec)
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            proposal_id = pending[0]["id"]
+            results = await command(
+                client, "remora.proposals.accept", {"proposal_ids": [proposal_id]}
+            )
+            assert results[0]["applied"] is True
+            blame = await command(client, "remora.attribution", {"uri": buffer.uri})
+            # Only the docstring line was written by the agent.
+            lines = [
+                (b["range"]["start"]["line"], b["range"]["end"]["line"]) for b in blame
+            ]
+            assert lines == [(1, 2)]
+            assert blame[0]["agent_id"] == count
+            assert blame[0]["proposal_id"] == proposal_id
+            trailers = await command(client, "remora.trailers", {})
+            assert trailers == {"trailers": [f"Remora-Agent: {count} ({proposal_id})"]}
+
+            # A person rewrites that line: it is no longer the agent's.
+            buffer.replace_text('"""Documented."""', '"""Counted by hand."""')
+            blame = await command(client, "remora.attribution", {"uri": buffer.uri})
+            assert blame == []
