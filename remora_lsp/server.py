@@ -23,6 +23,7 @@ from remora_lsp import __version__
 from remora_lsp.features import (
     agents,
     attribution,
+    checkpoints,
     commands,
     events,
     files,
@@ -54,6 +55,7 @@ FEATURES = [
     proposals,
     graphs,
     attribution,
+    checkpoints,
     trust,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from remora_core.agents.runtime import AgentRuntime
 from remora_core.cards import node_card
 from remora_core.changes import Changes, ChangeTracker
+from remora_core.checkpoints import Checkpoints
 from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
@@ -108,6 +109,8 @@ class Project:
         """Replaced by one on the project's store when the project starts."""
         self.graphs: Graphs | None = None
         """Batch graph runs, once the project started and owns its store."""
+        self.checkpoints: Checkpoints | None = None
+        """Snapshots of agents' state, once the project owns a store."""
         self.changes = ChangeTracker()
         self.event_listeners: list[Callable[[StoredEvent], object]] = []
         """Bus handlers attached to the swarm as soon as it exists (the editor's
@@ -207,6 +210,8 @@ class Project:
         for number, listener in enumerate(self.event_listeners):
             self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
         await self.swarm.start()
+        if not self.following and self.database is not None:
+            self.checkpoints = Checkpoints(self)
         if not self.following:
             self.graphs = Graphs(self)
             await self.graphs.recover()

@@ -54,6 +54,7 @@ SAMPLES: dict[str, dict] = {
     "rewrite_stale": {"proposal_id": "p_1", "node_id": "rm_1"},
     "rewrite_not_applied": {"proposal_id": "p_1", "node_id": "rm_1", "reason": "x"},
     "checkpoint_created": {"checkpoint_id": "c_1"},
+    "checkpoint_restored": {"checkpoint_id": "c_1"},
     "graph_started": {"graph_run_id": "gr_1", "name": "docs"},
     "graph_step_finished": {
         "graph_run_id": "gr_1",

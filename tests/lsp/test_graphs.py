@@ -28,7 +28,9 @@ from tests.lsp.helpers import Buffer, eventually, wait_indexed
 from tests.lsp.test_agent_runs import (
     LONG_S,
     EditorEdits,
+    chat,
     command,
+    finished,
     node_of,
     of_type,
     progress_runs,
@@ -121,6 +123,9 @@ async def test_two_steps_give_one_combined_proposal_per_node_and_accept_all(
             graph_run_id, done = await run_graph(client, graph())
             assert done["outcome"] == "completed"
             assert done["counts"] == {"completed": 4, "failed": 1, "skipped": 1}
+            # A checkpoint was taken before the graph started.
+            kinds = [e["type"] for e in client.events]
+            assert kinds.index("checkpoint_created") < kinds.index("graph_started")
             assert step_outcomes(client, graph_run_id, count) == {
                 "hints": "completed",
                 "docs": "completed",
@@ -332,3 +337,62 @@ async def test_blame_after_accept_and_after_a_later_hand_edit(editor, workspace)
             buffer.replace_text('"""Documented."""', '"""Counted by hand."""')
             blame = await command(client, "remora.attribution", {"uri": buffer.uri})
             assert blame == []
+
+
+# ---- checkpoints ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_checkpoint_restore_brings_agent_state_back_and_writes_no_file(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            buffer = Buffer(client, "inventory/stock.py")
+            count = await node_of(client, buffer, "def count")
+            model.reply_tool_call("kv_set", {"key": "colour", "value": "blue"})
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return len(x or [])"}
+            )
+            model.reply_text("Remembered.")
+            first = await chat(client, count, "Remember blue")
+            await finished(client, first)
+            kept = await command(client, "remora.proposals.list", {"status": "pending"})
+            created = await command(client, "remora.checkpoint.create", {"label": "ok"})
+            checkpoint_id = created["checkpoint_id"]
+            listed = await command(client, "remora.checkpoint.list", {})
+            assert [c["checkpoint_id"] for c in listed] == [checkpoint_id]
+            assert listed[0]["label"] == "ok"
+
+            # Things go wrong: the agent forgets, proposes something else, and
+            # a person edits the file.
+            await command(client, "remora.agent.forget", {"node_id": count})
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return 0"}
+            )
+            model.reply_text("Broke it.")
+            await finished(client, await chat(client, count, "Break yourself"))
+            buffer.replace_text("return sum(x)", "return sum(x) * 2")
+            on_disk = (workspace / "inventory/stock.py").read_text()
+
+            restored = await command(
+                client, "remora.checkpoint.restore", {"checkpoint_id": checkpoint_id}
+            )
+            assert restored == {
+                "restored": True,
+                "files_differing": ["inventory/stock.py"],
+            }
+            assert (workspace / "inventory/stock.py").read_text() == on_disk
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            assert [p["id"] for p in pending] == [kept[0]["id"]]
+            assert of_type(client, "checkpoint_restored", checkpoint_id=checkpoint_id)
+
+            # The agent remembers its conversation and its memory again.
+            model.reply_tool_call("kv_get", {"key": "colour"})
+            model.reply_text("Blue.")
+            await finished(client, await chat(client, count, "What colour?"))
+            seen = model.text_of(-1)
+            assert "Remember blue" in seen
+            assert "blue" in seen.split("What colour?")[-1]

@@ -268,6 +268,13 @@ class CheckpointCreated(BaseEvent):
     checkpoint_id: str
 
 
+class CheckpointRestored(BaseEvent):
+    """Agents' state was brought back from a checkpoint."""
+
+    type: Literal["checkpoint_restored"] = "checkpoint_restored"
+    checkpoint_id: str
+
+
 class GraphStarted(BaseEvent):
     """A batch graph run began (DESIGN §10)."""
 
@@ -357,6 +364,7 @@ Event = Annotated[
     | RewriteStale
     | RewriteNotApplied
     | CheckpointCreated
+    | CheckpointRestored
     | GraphStarted
     | GraphStepFinished
     | GraphCompleted
