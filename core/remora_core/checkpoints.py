@@ -30,7 +30,7 @@ from remora_core.events.models import CheckpointCreated, CheckpointRestored
 if TYPE_CHECKING:
     import sqlite3
 
-    from remora_core.project import Project
+    from remora_core.project_port import ProjectPort as Project
 
 log = logging.getLogger(__name__)
 

@@ -30,12 +30,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.events.models import HumanChat
 
+from remora_lsp.editor import present
 from remora_lsp.features.commands import ensure_owner, find_node, single_object
 from remora_lsp.features.graphs import cancel_from_progress
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
-    from remora_core.agents.questions import Question
     from remora_core.events.store import StoredEvent
     from remora_core.project import Project
 
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ASK_USER_REQUEST = "remora/askUser"
 DEFAULT_INSTRUCTION = (
     "Review yourself: if something is clearly wrong or missing, propose a fix "
     "with rewrite_self; otherwise say in one sentence that you are fine."
@@ -134,27 +133,7 @@ def follow_runs(ls: RemoraLanguageServer, project: Project) -> None:
 
 def install_presenter(ls: RemoraLanguageServer, project: Project) -> None:
     """Route ``project``'s ``ask_user`` questions to the editor."""
-    project.question_presenter = lambda question: _present(ls, question)
-
-
-async def _present(ls: RemoraLanguageServer, question: Question) -> str | None:
-    if question.options:
-        answer = await ls.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=question.question,
-                actions=[types.MessageActionItem(title=o) for o in question.options],
-            )
-        )
-        return answer.title if answer is not None else None
-    reply = await ls.protocol.send_request_async(
-        ASK_USER_REQUEST,
-        {"question_id": question.id, "question": question.question},
-    )
-    answer = getattr(reply, "answer", None)
-    if answer is None and isinstance(reply, dict):
-        answer = reply.get("answer")
-    return answer if isinstance(answer, str) else None
+    project.question_presenter = lambda question: present(ls, question)
 
 
 # ---- commands ------------------------------------------------------------------------

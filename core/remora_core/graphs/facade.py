@@ -15,7 +15,7 @@ from remora_core.graphs.engine import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
 
 if TYPE_CHECKING:
-    from remora_core.project import Project
+    from remora_core.project_port import ProjectPort as Project
 
 log = logging.getLogger(__name__)
 
