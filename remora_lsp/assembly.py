@@ -15,9 +15,12 @@ from remora_core.app import RemoraApp
 from remora_lsp.editor import LspEditor
 from remora_lsp.features import (
     agents,
+    attribution,
+    checkpoints,
     commands,
     events,
     files,
+    graphs,
     hover,
     lenses,
     lifecycle,
@@ -41,6 +44,9 @@ FEATURES = [
     events,
     agents,
     proposals,
+    graphs,
+    attribution,
+    checkpoints,
     trust,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""

@@ -32,11 +32,13 @@ from typing import TYPE_CHECKING, Any
 from remora_core.agents.runtime import AgentRuntime
 from remora_core.cards import node_card
 from remora_core.changes import Changes, ChangeTracker
+from remora_core.checkpoints import Checkpoints
 from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileFilter
 from remora_core.disk import DiskSync
 from remora_core.documents import OpenDocument, TextChange
 from remora_core.following import StoreFollower, describe_read_only
+from remora_core.graphs.facade import Graphs
 from remora_core.indexer import Extractor, scan
 from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
@@ -105,6 +107,10 @@ class Project:
             None, self.graph, config, turn_function=turn_function or acknowledge
         )
         """Replaced by one on the project's store when the project starts."""
+        self.graphs: Graphs | None = None
+        """Batch graph runs, once the project started and owns its store."""
+        self.checkpoints: Checkpoints | None = None
+        """Snapshots of agents' state, once the project owns a store."""
         self.changes = ChangeTracker()
         self.event_listeners: list[Callable[[StoredEvent], object]] = []
         """Bus handlers attached to the swarm as soon as it exists (the editor's
@@ -204,6 +210,11 @@ class Project:
         for number, listener in enumerate(self.event_listeners):
             self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
         await self.swarm.start()
+        if not self.following and self.database is not None:
+            self.checkpoints = Checkpoints(self)
+        if not self.following:
+            self.graphs = Graphs(self)
+            await self.graphs.recover()
         self.loaded.set()
         for path in list(self.documents):
             self.refresh_document(path, with_references=True)
@@ -272,6 +283,8 @@ class Project:
             timer.cancel()
         self._timers.clear()
         self.extractor.close()
+        if self.graphs is not None:
+            await self.graphs.close()
         await self.swarm.close()  # cancelled turns record their end first
         if self.agents is not None:
             await self.agents.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from remora_core.agents.questions import Presenter
@@ -67,6 +67,9 @@ class ProjectPort(Protocol):
     progress: Callable[[], ProgressSink | None] | None
     question_presenter: Presenter | None
     disk: DiskPort
+    agents: Any
+    """The project's ``AgentRuntime`` once started, else None (naming the
+    class here would be an import cycle with ``agents/runtime.py``)."""
 
     @property
     def following(self) -> bool:

@@ -149,6 +149,13 @@ class ProposalStore:
         for proposal in proposals:
             self._remember(proposal)
 
+    async def reload(self) -> None:
+        """Forget what is in memory and read the store again (a restore)."""
+        self._by_id.clear()
+        self._pending_by_node.clear()
+        self._pending_by_path.clear()
+        await self.load()
+
     async def expect(self, proposal_id: str, digest: str) -> None:
         """Remember, durably, the digest of the text accepting ``proposal_id``
         produces (before the editor is asked to apply it).

@@ -51,6 +51,10 @@ class KeyValueStore:
         self._cache: dict[str, dict[str, str]] = {}
         """Agent id → key → value as JSON, for the agents used so far."""
 
+    def forget_cached(self) -> None:
+        """Drop what is cached: the store changed under it (a restore)."""
+        self._cache.clear()
+
     async def get(self, agent_id: str, key: str) -> Any | None:
         """The value stored under ``key`` (a fresh copy), None if there is none."""
         stored = (await self._values(agent_id)).get(key)
@@ -144,6 +148,10 @@ class Overlay:
         self.secrets = list(secrets)
         self._cache: dict[str, dict[str, bytes | None]] = {}
         """Agent id → path → content written, or None for a deleted file."""
+
+    def forget_cached(self) -> None:
+        """Drop what is cached: the store changed under it (a restore)."""
+        self._cache.clear()
 
     def resolve(self, path: str) -> str:
         """The project path for ``path``; PathRefused if the agent may not use it."""

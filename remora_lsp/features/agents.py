@@ -38,6 +38,7 @@ from remora_lsp.arguments import (
 )
 from remora_lsp.editor import present
 from remora_lsp.features.commands import ensure_owner, find_node
+from remora_lsp.features.graphs import cancel_from_progress
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
@@ -182,6 +183,9 @@ def register(server: RemoraLanguageServer) -> None:
     ) -> None:
         run_id = ls.progress_runs.get(str(params.token))
         if run_id is None:
+            return
+        if run_id.startswith("gr_"):  # a graph run's progress
+            cancel_from_progress(ls, run_id)
             return
         project = _owner(ls, run_id)
         if project is not None:

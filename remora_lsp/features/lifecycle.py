@@ -37,6 +37,7 @@ from remora_lsp.convert import encoding_of
 from remora_lsp.editor import ControlEditor
 from remora_lsp.features.agents import follow_runs, install_presenter
 from remora_lsp.features.events import forward_events
+from remora_lsp.features.graphs import follow_graphs
 from remora_lsp.features.proposals import follow_proposals
 from remora_lsp.logs import forward_to_client
 from remora_lsp.progress import LspProgress, supports_progress
@@ -115,6 +116,7 @@ def attach(ls: RemoraLanguageServer, project: Project) -> None:
     forward_events(ls, project)
     follow_runs(ls, project)
     follow_proposals(ls, project)
+    follow_graphs(ls, project)
     install_presenter(ls, project)
 
 

@@ -54,8 +54,15 @@ SAMPLES: dict[str, dict] = {
     "rewrite_stale": {"proposal_id": "p_1", "node_id": "rm_1"},
     "rewrite_not_applied": {"proposal_id": "p_1", "node_id": "rm_1", "reason": "x"},
     "checkpoint_created": {"checkpoint_id": "c_1"},
-    "graph_started": {"graph_id": "g_1"},
-    "graph_completed": {"graph_id": "g_1", "ok": False},
+    "checkpoint_restored": {"checkpoint_id": "c_1"},
+    "graph_started": {"graph_run_id": "gr_1", "name": "docs"},
+    "graph_step_finished": {
+        "graph_run_id": "gr_1",
+        "step": "docs",
+        "node_id": "rm_1",
+        "outcome": "failed",
+    },
+    "graph_completed": {"graph_run_id": "gr_1", "outcome": "stopped"},
     "trigger_refused": {
         "agent_id": "rm_1",
         "trigger_id": "ev_1",

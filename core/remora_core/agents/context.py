@@ -91,6 +91,15 @@ class AgentContext:
     record: TurnRecord = field(default_factory=TurnRecord)
     deadline: asyncio.Timeout | None = None
     """The run's time limit; pushed back while the agent waits for a person."""
+    base: Proposal | None = None
+    """A pending proposal of an earlier step of the same graph run: the agent
+    works on its source (its own proposal supersedes it)."""
+
+    def own_source(self) -> str:
+        """The source the agent works on: its node's, or the pending base's."""
+        if self.base is not None and self.base.status == "pending":
+            return self.base.new_source
+        return self.services.source_of(self.node)
 
     def extend_deadline(self, seconds: float) -> None:
         """Do not count ``seconds`` (spent waiting for a person) against the run."""

@@ -53,9 +53,9 @@ from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
+from remora_core.events.models import HumanChat, ToolCalled, ToolResult
 from remora_core.events.models import ModelRequest as ModelRequestEvent
 from remora_core.events.models import ModelResponse as ModelResponseEvent
-from remora_core.events.models import ToolCalled, ToolResult
 from remora_core.swarm.turns import TurnFailed
 
 if TYPE_CHECKING:
@@ -82,12 +82,19 @@ class AgentKernel:
         node = services.graph.get(turn.agent_id)
         if node is None:
             raise TurnFailed(f"node {turn.agent_id} no longer exists")
-        bundle = services.bundles.for_node(node)
+        step = graph_step(turn)
+        bundle = (
+            services.bundles.get(step.bundle)
+            if step is not None and step.bundle
+            else services.bundles.for_node(node)
+        )
+        base = step.base_proposal_id if step is not None else None
         context = AgentContext(
             turn=turn,
             services=services,
             bundle=bundle,
             extensions=services.extensions.matching(node),
+            base=services.proposals.get(base) if base else None,
         )
         try:
             endpoint = await services.models.endpoint(bundle)
@@ -360,6 +367,15 @@ class AgentKernel:
 REFUSED_BY_PYDANTIC_AI = ("validation_error", "unknown_tool", "unavailable_tool")
 """Retry causes of calls refused before a tool ran; a tool's own failures are
 recorded by ``call_tool``."""
+
+
+def graph_step(turn: Turn) -> HumanChat | None:
+    """The graph step request among the turn's triggers (its bundle and base)."""
+    for stored in turn.events:
+        event = stored.event
+        if isinstance(event, HumanChat) and event.graph_run_id is not None:
+            return event
+    return None
 
 
 def _refusal(part: Any) -> str | None:

@@ -138,6 +138,11 @@ class ChatMemory:
         if self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
 
+    def forget_cached(self) -> None:
+        """Drop what is cached: the store changed under it (a restore)."""
+        self._cache.clear()
+        self._stored = None
+
     async def clear(self, agent_id: str) -> None:
         """Forget the agent's conversation (its other state stays)."""
         await self.close()  # a save still queued must not land after this

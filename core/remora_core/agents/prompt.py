@@ -52,7 +52,7 @@ def system_prompt(context: AgentContext, protocol: str) -> str:
         f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
         f"Called by: {_listed(graph.callers(node.id))}.",
         f"Calls: {_listed(graph.callees(node.id))}.",
-        f"Your current source:\n```python\n{services.source_of(node)}\n```",
+        _source_part(context),
     ]
     instructions = [context.bundle.system_prompt.strip()]
     instructions += [e.system_prompt.strip() for e in context.extensions]
@@ -63,6 +63,16 @@ def system_prompt(context: AgentContext, protocol: str) -> str:
         parts.append("Files mounted for you: " + ", ".join(context.workspaces) + ".")
     parts.append(FENCED_RULES if protocol == "fenced" else TOOL_RULES)
     return "\n\n".join(parts)
+
+
+def _source_part(context: AgentContext) -> str:
+    source = f"```python\n{context.own_source()}\n```"
+    if context.base is not None and context.base.status == "pending":
+        return (
+            "Your source, with the change an earlier step proposed (pending "
+            f"{context.base.id}; work on this, your proposal replaces it):\n{source}"
+        )
+    return f"Your current source:\n{source}"
 
 
 TOOL_RULES = """Rules:

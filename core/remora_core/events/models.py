@@ -100,6 +100,14 @@ class HumanChat(BaseEvent):
     type: Literal["human_chat"] = "human_chat"
     to_agent: str
     message: str
+    bundle: str | None = None
+    """The bundle the agent runs with for this request (a graph step's), instead
+    of the one its node kind maps to."""
+    graph_run_id: str | None = None
+    """The graph run this request is a step of."""
+    base_proposal_id: str | None = None
+    """A pending proposal of an earlier step of the same graph run: the agent
+    works on its new source, and its own proposal supersedes it."""
 
 
 class AgentMessage(BaseEvent):
@@ -260,19 +268,50 @@ class CheckpointCreated(BaseEvent):
     checkpoint_id: str
 
 
+class CheckpointRestored(BaseEvent):
+    """Agents' state was brought back from a checkpoint."""
+
+    type: Literal["checkpoint_restored"] = "checkpoint_restored"
+    checkpoint_id: str
+
+
 class GraphStarted(BaseEvent):
-    """A batch graph began."""
+    """A batch graph run began (DESIGN §10)."""
 
     type: Literal["graph_started"] = "graph_started"
-    graph_id: str
+    graph_run_id: str
+    name: str
+    steps: tuple[str, ...] = ()
+    node_count: int = 0
+
+
+class GraphStepFinished(BaseEvent):
+    """One step of a graph run ended on one node."""
+
+    type: Literal["graph_step_finished"] = "graph_step_finished"
+    graph_run_id: str
+    step: str
+    node_id: str
+    outcome: Literal["completed", "failed", "cancelled", "skipped"]
+    detail: str = ""
+    """Why it failed or was skipped; the proposal it made, if any."""
+    proposal_id: str | None = None
+    last: bool = False
+    """This was the node's last step in the run (the node is finished)."""
 
 
 class GraphCompleted(BaseEvent):
-    """A batch graph ended."""
+    """A batch graph run ended: ``interrupted`` when the process died during it
+    (announced at the next start; nothing is run again).
+    """
 
     type: Literal["graph_completed"] = "graph_completed"
-    graph_id: str
-    ok: bool = True
+    graph_run_id: str
+    outcome: Literal["completed", "stopped", "cancelled", "interrupted"]
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Steps × nodes per outcome (``completed``, ``failed``, ``skipped``…)."""
+    finished_nodes: tuple[str, ...] = ()
+    """Nodes whose every step had ended (``interrupted``: before the crash)."""
 
 
 class TriggerRefused(BaseEvent):
@@ -325,7 +364,9 @@ Event = Annotated[
     | RewriteStale
     | RewriteNotApplied
     | CheckpointCreated
+    | CheckpointRestored
     | GraphStarted
+    | GraphStepFinished
     | GraphCompleted
     | TriggerRefused
     | LimitReached

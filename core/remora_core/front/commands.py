@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from remora_core.front.batch_commands import BATCH_COMMANDS
 from remora_core.front.errors import InvalidArguments
 from remora_core.model import ProposalStatus, RunStatus
 from remora_core.text import PositionEncoding
@@ -307,6 +308,7 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "remora.runs.list": (RunsArgs, runs_list),
     "remora.events.list": (EventsArgs, events_list),
     "remora.events.last_seq": (Empty, events_last_seq),
+    **BATCH_COMMANDS,  # type: ignore[dict-item]
 }
 """Command name → (argument model, handler)."""
 

@@ -164,6 +164,21 @@ MIGRATIONS: list[str] = [
         body TEXT NOT NULL  -- the arguments, JSON
     ) WITHOUT ROWID;
     """,
+    # batch: checkpoints of agents' state, each part stored once by its sha256
+    # (a checkpoint of unchanged state is one small row; DESIGN §10).
+    """
+    CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        body BLOB NOT NULL  -- JSON rows of one part of a checkpoint
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoints (
+        id TEXT PRIMARY KEY,
+        label TEXT,
+        created_at REAL NOT NULL,
+        git_head TEXT,
+        manifest TEXT NOT NULL  -- JSON: part name -> blob hash
+    );
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -1,0 +1,219 @@
+"""Checkpoints: named snapshots of every agent's state (DESIGN §10).
+
+A checkpoint holds every agent's chat history (``agent_state``), key-value
+memory (``kv``), overlay files (``overlay``), custom subscriptions and pending
+proposals, plus each project file's content hash and the git HEAD when there
+is one. Each part is stored once as a blob named by its sha256 (``blobs``);
+a checkpoint row only lists the parts' hashes, so a checkpoint of unchanged
+state costs one small row.
+
+:meth:`Checkpoints.restore` brings agents' state back — tables and the
+in-memory caches over them — and never writes a project file: it reports the
+files whose content differs from the checkpoint. Pending proposals made since
+are withdrawn (``superseded``); the checkpoint's pending ones that were not
+decided since are pending again (and checked for staleness as usual).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import subprocess
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from remora_core.events.models import CheckpointCreated, CheckpointRestored
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from remora_core.project_port import ProjectPort as Project
+
+log = logging.getLogger(__name__)
+
+PARTS: dict[str, tuple[str, str]] = {
+    "agent_state": ("SELECT * FROM agent_state ORDER BY agent_id", ""),
+    "kv": ("SELECT * FROM kv ORDER BY agent_id, key", ""),
+    "overlay": ("SELECT * FROM overlay ORDER BY agent_id, path", ""),
+    "subscriptions": (
+        "SELECT * FROM subscriptions WHERE is_default = 0 ORDER BY id",
+        "is_default = 0",
+    ),
+    "proposals": (
+        "SELECT * FROM proposals WHERE status = 'pending' ORDER BY id",
+        "status = 'pending'",
+    ),
+}
+"""Part name → (the query that snapshots it, which rows a restore replaces)."""
+FILES_SQL = (
+    "SELECT path, content_hash FROM files WHERE status = 'present' ORDER BY path"
+)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {"b64": base64.b64encode(value).decode()}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and "b64" in value:
+        return base64.b64decode(value["b64"])
+    return value
+
+
+def _put(db: sqlite3.Connection, data: Any) -> str:
+    body = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    db.execute("INSERT OR IGNORE INTO blobs (hash, body) VALUES (?, ?)", (digest, body))
+    return digest
+
+
+def _get(db: sqlite3.Connection, digest: str) -> Any:
+    row = db.execute("SELECT body FROM blobs WHERE hash = ?", (digest,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def git_head(project: Project) -> str | None:
+    """The commit HEAD names, None without git."""
+    if project.root is None or not (project.root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(project.root), "rev-parse", "HEAD"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+class Checkpoints:
+    """The checkpoints of one project (its store must be writable)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    async def create(self, label: str | None = None) -> str:
+        """Snapshot agents' state; the checkpoint id."""
+        database = self.project.database
+        if database is None:
+            raise ValueError("this project has no store to keep checkpoints in")
+        await self.project.swarm.events.settled()  # what agents did is written
+        if self.project.agents is not None:
+            await self.project.agents.services.memory.close()  # histories too
+        checkpoint_id = f"cp_{uuid.uuid4().hex[:12]}"
+        head = git_head(self.project)
+        label = (label or "")[:200]
+
+        def work(db: sqlite3.Connection) -> None:
+            manifest = {}
+            for part, (query, _) in PARTS.items():
+                rows = [[_encode(v) for v in row] for row in db.execute(query)]
+                manifest[part] = _put(db, rows)
+            manifest["files"] = _put(db, [list(r) for r in db.execute(FILES_SQL)])
+            db.execute(
+                "INSERT INTO checkpoints (id, label, created_at, git_head, manifest) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (checkpoint_id, label, time.time(), head, json.dumps(manifest)),
+            )
+
+        await database.transaction(work, "taking a checkpoint")
+        await self.project.swarm.emit(CheckpointCreated(checkpoint_id=checkpoint_id))
+        return checkpoint_id
+
+    async def list(self) -> list[dict[str, Any]]:
+        """Every checkpoint, newest first."""
+        database = self.project.database
+        if database is None:
+            return []
+
+        def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                "SELECT id, label, created_at, git_head FROM checkpoints "
+                "ORDER BY created_at DESC"
+            ).fetchall()
+            keys = ("checkpoint_id", "label", "created_at", "git_head")
+            return [dict(zip(keys, row, strict=True)) for row in rows]
+
+        return await database.read(work, "listing checkpoints") or []
+
+    async def restore(self, checkpoint_id: str) -> dict[str, Any]:
+        """Bring agents' state back; ``{restored, files_differing}``."""
+        database = self.project.database
+        if database is None:
+            raise ValueError("this project has no store")
+
+        def work(db: sqlite3.Connection) -> list[list[Any]] | None:
+            row = db.execute(
+                "SELECT manifest FROM checkpoints WHERE id = ?", (checkpoint_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            manifest = json.loads(row[0])
+            for part, (_, replaced) in PARTS.items():
+                rows = _get(db, manifest[part]) or []
+                _replace(db, part, replaced, rows)
+            return _get(db, manifest["files"]) or []
+
+        files = await database.transaction(work, "restoring a checkpoint")
+        if files is None:
+            raise KeyError(f"no checkpoint {checkpoint_id}")
+        await self._reload()
+        differing = self._differing(files)
+        await self.project.swarm.emit(CheckpointRestored(checkpoint_id=checkpoint_id))
+        return {"restored": True, "files_differing": differing}
+
+    def _differing(self, files: list[list[Any]]) -> list[str]:
+        then = {path: digest for path, digest in files}
+        now = {
+            path: record.content_hash
+            for path, record in self.project.records.items()
+            if record.status == "present"
+        }
+        return sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
+
+    async def _reload(self) -> None:
+        """Make the in-memory caches agree with the restored tables."""
+        agents = self.project.agents
+        if agents is not None:
+            services = agents.services
+            for cached in (services.memory, services.kv, services.overlay):
+                cached.forget_cached()  # each agent is read again when it runs
+            await services.proposals.reload()
+        swarm = self.project.swarm
+        for subscription in list(swarm.index.by_id.values()):
+            swarm.index.remove(subscription.id)
+        for subscription in await swarm.subscriptions.load():
+            swarm.index.add(subscription)
+
+
+def _replace(db: sqlite3.Connection, part: str, replaced: str, rows: list[Any]) -> None:
+    if part == "proposals":
+        # Withdraw what was proposed since; bring back what is not decided.
+        db.execute(
+            "UPDATE proposals SET status = 'superseded', decided_at = ? "
+            "WHERE status = 'pending'",
+            (time.time(),),
+        )
+        decided = {
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM proposals WHERE status IN ('accepted', 'rejected')"
+            )
+        }
+        rows = [r for r in rows if r[0] not in decided]
+    else:
+        db.execute(f"DELETE FROM {part}" + (f" WHERE {replaced}" if replaced else ""))
+    if rows:
+        marks = ", ".join("?" * len(rows[0]))
+        db.executemany(
+            f"INSERT OR REPLACE INTO {part} VALUES ({marks})",
+            [[_decode(v) for v in row] for row in rows],
+        )

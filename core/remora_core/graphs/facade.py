@@ -1,0 +1,90 @@
+"""The graphs use case of one project: run, status, cancel (DESIGN §10, §11).
+
+Consumers (the LSP commands, later the CLI) call :class:`Graphs` only. A graph
+is given by name (``.remora/graphs/<name>.yaml``) or inline as the object of
+§10; it is checked completely before anything runs (:class:`GraphInvalid`
+lists every problem).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from remora_core.graphs.engine import GraphEngine, GraphRun
+from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
+
+if TYPE_CHECKING:
+    from remora_core.project_port import ProjectPort as Project
+
+log = logging.getLogger(__name__)
+
+MAX_GRAPH_BYTES = 256 * 1024
+
+
+class Graphs:
+    """Graph runs of one project."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        proposals = project.agents.services.proposals if project.agents else None
+
+        def pending(proposal_id: str) -> bool:
+            found = proposals.get(proposal_id) if proposals else None
+            return found is not None and found.status == "pending"
+
+        self.engine = GraphEngine(
+            project.swarm, pending_proposal=pending, checkpoint=self._checkpoint
+        )
+
+    async def _checkpoint(self, label: str) -> object:
+        checkpoints = getattr(self.project, "checkpoints", None)
+        if checkpoints is None:
+            return None
+        return await checkpoints.create(label)
+
+    def load(self, graph: Any) -> dict[str, Any] | str:
+        """The graph's source: a named file's text, or the inline object."""
+        if isinstance(graph, dict):
+            return graph
+        if not isinstance(graph, str) or not GRAPH_NAME.match(graph):
+            raise GraphInvalid(
+                [
+                    "graph must be a name under .remora/graphs or an object, "
+                    f"got {graph!r}"
+                ]
+            )
+        root = self.project.root
+        path = root / ".remora" / "graphs" / f"{graph}.yaml" if root else None
+        if path is None or not path.is_file():
+            raise GraphInvalid(
+                [f"no graph named {graph!r} (.remora/graphs/{graph}.yaml)"]
+            )
+        if path.stat().st_size > MAX_GRAPH_BYTES:
+            raise GraphInvalid([f".remora/graphs/{graph}.yaml is too large"])
+        return path.read_text("utf-8", errors="replace")
+
+    async def run(self, graph: Any) -> GraphRun:
+        """Check and start a graph; its run (GraphInvalid before anything runs)."""
+        spec = parse_graph(self.load(graph))
+        agents = self.project.agents
+        bundles = agents.services.bundles.names() if agents else []
+        plan = plan_graph(spec, self.project.graph.active(), bundles)
+        return await self.engine.start(plan)
+
+    def status(self, graph_run_id: str) -> dict[str, Any] | None:
+        """Steps × nodes with outcomes, None for an unknown run."""
+        run = self.engine.runs.get(graph_run_id)
+        return run.to_json() if run is not None else None
+
+    def cancel(self, graph_run_id: str) -> bool:
+        """Cancel a running graph run as a whole."""
+        return self.engine.cancel(graph_run_id)
+
+    async def recover(self) -> list[str]:
+        """Announce graph runs a crash interrupted (at start)."""
+        return await self.engine.recover()
+
+    async def close(self) -> None:
+        """Stop the running graph runs."""
+        await self.engine.close()
