@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     args = parse_args(argv)
     configure(args.verbose, args.log_file)
-    from remora_lsp.server import create_server
+    from remora_lsp.assembly import create_server
 
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

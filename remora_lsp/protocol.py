@@ -30,6 +30,8 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from remora_core.redact import scrub_json
 
+from remora_lsp.pygls_private import converter, includes_headers
+
 log = logging.getLogger(__name__)
 
 
@@ -98,11 +100,11 @@ class RemoraProtocol(LanguageServerProtocol):
             return params
         if isinstance(params, dict):
             return scrub_json(params)
-        plain = self._converter.unstructure(params)
+        plain = converter(self).unstructure(params)
         clean = scrub_json(plain)
         if clean == plain:
             return params
-        return self._converter.structure(clean, type(params))
+        return converter(self).structure(clean, type(params))
 
     def notify(self, method: str, params: Any | None = None):
         """Send a notification, scrubbed if it is a message for the person."""
@@ -122,7 +124,7 @@ class RemoraProtocol(LanguageServerProtocol):
             body = pydantic_core.to_json(
                 {"jsonrpc": self.VERSION, "id": msg_id, "result": result.value}
             )
-            if self._include_headers:
+            if includes_headers(self):
                 body = (
                     f"Content-Length: {len(body)}\r\n"
                     f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
@@ -151,7 +153,7 @@ class RemoraProtocol(LanguageServerProtocol):
         if message_type is None:
             return super().structure_message(data)
         try:
-            return self._converter.structure(data, message_type)
+            return converter(self).structure(data, message_type)
         except Exception as error:
             text = describe_invalid(data["method"], error)
             log.warning("%s", text)

@@ -1,18 +1,19 @@
-"""The Remora language server: one server class and the ordered feature list.
+"""The Remora language server class.
 
 ``RemoraLanguageServer`` holds the projects, the negotiated position encoding,
 the editor's settings and the background task set; every handler receives it
-as ``ls``. Features live one per module in ``features/`` and are registered in
-the order of :data:`FEATURES`.
+as ``ls``. It imports no feature module (they refer to it): features live one
+per module in ``features/`` and ``assembly.py`` registers them in order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+import weakref
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -20,39 +21,20 @@ from remora_core.tasks import TaskSet
 from remora_core.text import PositionEncoding
 
 from remora_lsp import __version__
-from remora_lsp.features import (
-    agents,
-    commands,
-    events,
-    files,
-    hover,
-    lenses,
-    lifecycle,
-    proposals,
-    symbols,
-    sync,
-    trust,
-)
 from remora_lsp.projects import Projects
 from remora_lsp.protocol import RemoraProtocol
+from remora_lsp.pygls_private import stop_transport
 from remora_lsp.trust import EditorTrust
+
+if TYPE_CHECKING:
+    from remora_core.app import RemoraApp
+    from remora_core.project import Project
 
 log = logging.getLogger(__name__)
 
-FEATURES = [
-    lifecycle,
-    sync,
-    symbols,
-    lenses,
-    hover,
-    files,
-    commands,
-    events,
-    agents,
-    proposals,
-    trust,
-]
-"""Feature modules, each with ``register(server)``, in registration order."""
+
+def _no_apps(project: Project) -> RemoraApp:
+    raise RuntimeError("the server was not assembled (assembly.create_server)")
 
 
 class RemoraLanguageServer(LanguageServer):
@@ -90,6 +72,18 @@ class RemoraLanguageServer(LanguageServer):
         """The start-up of each workspace folder's project (a restart waits
         for it: two stores of one project opening at once race)."""
         self._told: set[str] = set()
+        self._apps: weakref.WeakKeyDictionary[Project, RemoraApp] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.make_app: Callable[[Project], RemoraApp] = _no_apps
+        """Builds a project's facades (set by ``assembly.create_server``)."""
+
+    def app(self, project: Project) -> RemoraApp:
+        """The facades over ``project``, with this editor as its Editor."""
+        app = self._apps.get(project)
+        if app is None:
+            app = self._apps[project] = self.make_app(project)
+        return app
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any], name: str | None = None):
         """Run a background task that is kept and whose failure is logged."""
@@ -107,17 +101,4 @@ class RemoraLanguageServer(LanguageServer):
 
     def shutdown(self) -> None:
         """Stop the transport without waiting for the thread blocked on stdin."""
-        if self._stop_event is not None:
-            self._stop_event.set()
-        if self._thread_pool is not None:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
-        if self._server is not None:
-            self._server.close()
-
-
-def create_server() -> RemoraLanguageServer:
-    """A server with every feature registered."""
-    server = RemoraLanguageServer()
-    for feature in FEATURES:
-        feature.register(server)
-    return server
+        stop_transport(self)

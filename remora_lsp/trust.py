@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from remora_core.trust import (
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
     from remora_core.config import ProjectSettings
 
-    from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +84,31 @@ def client_trust(options: Any) -> bool | None:
     return None
 
 
+class Server(Protocol):
+    """What trust needs of the language server (not the server class itself:
+    the server holds an :class:`EditorTrust`, so naming it here would be an
+    import cycle).
+    """
+
+    def run_task(self, coroutine: Any, name: str | None = None) -> Any:
+        """Run a background task."""
+        ...
+
+    def tell_user(self, message: str, kind: types.MessageType = ...) -> None:
+        """Show a message once per session."""
+        ...
+
+    async def window_show_message_request_async(
+        self, params: types.ShowMessageRequestParams
+    ) -> types.MessageActionItem | None:
+        """``window/showMessageRequest``."""
+        ...
+
+
 class EditorTrust:
     """The trust decisions of one server session (held as ``ls.trust``)."""
 
-    def __init__(self, server: RemoraLanguageServer) -> None:
+    def __init__(self, server: Server) -> None:
         self.server = server
         self.store = TrustStore()
         """The person's remembered answers (user-level state)."""

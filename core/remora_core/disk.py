@@ -30,7 +30,7 @@ from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
     from remora_core.progress import ProgressSink
-    from remora_core.project import Project
+    from remora_core.project_port import ProjectPort
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ YIELD_EVERY = 50
 class DiskSync:
     """Re-indexes a project's files when they change on disk."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: ProjectPort) -> None:
         self.project = project
         self.stats: dict[str, Stat] = {}
         self.parsed = 0

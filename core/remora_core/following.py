@@ -41,7 +41,7 @@ from remora_core.store.ownership import StoreLock
 from remora_core.store.rebuild import copy_store, put_in_place
 
 if TYPE_CHECKING:
-    from remora_core.project import Project
+    from remora_core.project_port import ProjectPort
     from remora_core.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ second) after which the follower checks whether the owner is gone too."""
 class StoreFollower:
     """Keeps a read-only project in step with the store another server owns."""
 
-    def __init__(self, project: Project, database: Database) -> None:
+    def __init__(self, project: ProjectPort, database: Database) -> None:
         self.project = project
         self.database = database
         self.mark = 0.0

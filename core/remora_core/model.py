@@ -38,6 +38,26 @@ class AgentStatus(StrEnum):
     ERROR = "error"
 
 
+class ProposalStatus(StrEnum):
+    """Where a proposal stands (stored as its value)."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    STALE = "stale"
+    SUPERSEDED = "superseded"
+
+
+class RunStatus(StrEnum):
+    """How a run stands (stored as its value in ``runs.status``)."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
 class EdgeKind(StrEnum):
     """Relations between nodes."""
 

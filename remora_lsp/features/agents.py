@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.events.models import HumanChat
 
+from remora_lsp.editor import present
 from remora_lsp.features.commands import ensure_owner, find_node, single_object
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
-    from remora_core.agents.questions import Question
     from remora_core.events.store import StoredEvent
     from remora_core.project import Project
 
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ASK_USER_REQUEST = "remora/askUser"
 DEFAULT_INSTRUCTION = (
     "Review yourself: if something is clearly wrong or missing, propose a fix "
     "with rewrite_self; otherwise say in one sentence that you are fine."
@@ -71,15 +69,12 @@ async def start_run(
     await ls.projects.all_loaded()
     project, node = find_node(ls, node_id, active=True)
     ensure_owner(project, "run agents")
-    request = HumanChat(to_agent=node.id, message=message)
-    run_id = project.swarm.runner.reserve(request.id)
-    await project.swarm.emit(request)
-    return {"run_id": run_id}
+    return {"run_id": await ls.app(project).runs.chat(node.id, message)}
 
 
 def _owner(ls: RemoraLanguageServer, run_id: str) -> Project | None:
     for project in ls.projects:
-        if project.swarm.runner.is_running(run_id):
+        if ls.app(project).runs.is_running(run_id):
             return project
     return None
 
@@ -133,27 +128,7 @@ def follow_runs(ls: RemoraLanguageServer, project: Project) -> None:
 
 def install_presenter(ls: RemoraLanguageServer, project: Project) -> None:
     """Route ``project``'s ``ask_user`` questions to the editor."""
-    project.question_presenter = lambda question: _present(ls, question)
-
-
-async def _present(ls: RemoraLanguageServer, question: Question) -> str | None:
-    if question.options:
-        answer = await ls.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=question.question,
-                actions=[types.MessageActionItem(title=o) for o in question.options],
-            )
-        )
-        return answer.title if answer is not None else None
-    reply = await ls.protocol.send_request_async(
-        ASK_USER_REQUEST,
-        {"question_id": question.id, "question": question.question},
-    )
-    answer = getattr(reply, "answer", None)
-    if answer is None and isinstance(reply, dict):
-        answer = reply.get("answer")
-    return answer if isinstance(answer, str) else None
+    project.question_presenter = lambda question: present(ls, question)
 
 
 # ---- commands ------------------------------------------------------------------------
@@ -189,7 +164,7 @@ def register(server: RemoraLanguageServer) -> None:
                 f"remora.agent.cancel needs run_id like run_…, got {run_id!r}"
             )
         project = _owner(ls, run_id)
-        cancelled = project is not None and project.swarm.runner.cancel_run(run_id)
+        cancelled = project is not None and ls.app(project).runs.cancel(run_id)
         return {"cancelled": cancelled}
 
     @server.command("remora.agent.respond")
@@ -200,10 +175,8 @@ def register(server: RemoraLanguageServer) -> None:
         if not isinstance(question_id, str) or not question_id:
             raise JsonRpcInvalidParams("remora.agent.respond needs question_id")
         for project in ls.projects:
-            agents = project.agents
-            if agents is not None and agents.services.questions.respond(
-                question_id, answer
-            ):
+            app = ls.app(project)
+            if app.started and app.runs.respond(question_id, answer):
                 return {"ok": True}
         return {"ok": False}
 
@@ -212,10 +185,9 @@ def register(server: RemoraLanguageServer) -> None:
         arguments = single_object(args, "remora.agent.forget")
         project, node = find_node(ls, arguments.get("node_id"), active=True)
         ensure_owner(project, "clear an agent's memory")
-        if project.agents is None:
+        if not ls.app(project).started:
             return {"ok": False}
-        await project.agents.forget(node.id)
-        return {"ok": True}
+        return {"ok": await ls.app(project).runs.forget(node.id)}
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(
@@ -226,4 +198,4 @@ def register(server: RemoraLanguageServer) -> None:
             return
         project = _owner(ls, run_id)
         if project is not None:
-            project.swarm.runner.cancel_run(run_id)
+            ls.app(project).runs.cancel(run_id)

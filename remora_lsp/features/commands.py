@@ -80,10 +80,8 @@ def find_node(
 
 async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
     project, node = find_node(ls, node_id)
-    card = project.card(node)
+    card = await ls.app(project).nodes.card(node, RECENT_EVENTS)
     card["uri"] = ls.projects.uri(project, node.file_path)
-    recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
-    card["recent_events"] = [stored.to_json() for stored in recent]
     return card
 
 

@@ -101,5 +101,5 @@ def register(server: RemoraLanguageServer) -> None:
             )
         await ls.projects.all_loaded()
         project, node = find_node(ls, node_id)
-        found = await project.swarm.events.for_node(node.id, limit)
-        return [stored.to_json() for stored in found]
+        found = await ls.app(project).history.query(node_id=node.id, limit=limit)
+        return [stored.to_json() for stored in reversed(found)]

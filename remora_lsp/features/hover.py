@@ -39,9 +39,7 @@ def register(server: RemoraLanguageServer) -> None:
             return None
         needed = needs_lines([node.name_span], ls.encoding)
         lines = project.line_index(path) if needed else None
-        card = project.card(node)
-        recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
-        card["recent_events"] = [stored.to_json() for stored in recent]
+        card = await ls.app(project).nodes.card(node, RECENT_EVENTS)
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,

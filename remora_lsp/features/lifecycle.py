@@ -32,7 +32,9 @@ from lsprotocol import types
 from remora_core.config import describe_problems, load_settings, merge
 from remora_core.project import Project
 
+from remora_lsp.control.server import serve_control
 from remora_lsp.convert import encoding_of
+from remora_lsp.editor import ControlEditor
 from remora_lsp.features.agents import follow_runs, install_presenter
 from remora_lsp.features.events import forward_events
 from remora_lsp.features.proposals import follow_proposals
@@ -201,6 +203,12 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     them keeps full garbage collections (latency spikes while typing) short.
     """
     await project.start()
+    if project.root is not None and not project.following and not project.closed:
+        # Lives as long as the project: closing it removes the socket.
+        project.watchers.spawn(
+            serve_control(ls.app(project), ControlEditor(ls, project)),
+            name="control socket",
+        )
     gc.collect()
     gc.freeze()
 

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.front.errors import FrontError
 from remora_core.hidden_chars import note, reveal
-from remora_core.proposals import ProposalError
+from remora_core.model import ProposalStatus
 from remora_core.review import NotApplicable
-from remora_core.text import LineIndex
 
-from remora_lsp.features.agents import ASK_USER_REQUEST
+from remora_lsp.editor import ASK_USER_REQUEST, workspace_edit
 from remora_lsp.features.commands import ensure_owner, single_object
 from remora_lsp.features.inline_ids import inline_id_action
 
@@ -72,7 +72,7 @@ PROPOSAL_EVENTS = frozenset(
 )
 APPLY_WAIT_S = 3.0
 """How long an accepted edit may take to reach the server as ``didChange``."""
-STATUSES = ("pending", "accepted", "rejected", "stale", "superseded")
+STATUSES = tuple(status.value for status in ProposalStatus)
 PROPOSAL_ID = re.compile(r"^pr_[0-9a-f]{12}$")
 
 
@@ -89,10 +89,9 @@ def find_proposal(
             f"{proposal_id!r}"
         )
     for project in ls.projects:
-        if project.agents is not None:
-            proposal = project.agents.services.proposals.get(proposal_id)
-            if proposal is not None:
-                return project, proposal
+        app = ls.app(project)
+        if app.started and (proposal := app.proposals.get(proposal_id)) is not None:
+            return project, proposal
     raise JsonRpcInvalidParams(f"no proposal {proposal_id} in any open project")
 
 
@@ -132,10 +131,11 @@ def _definition_line(
 
 def publish(ls: RemoraLanguageServer, project: Project, path: str) -> None:
     """Send the diagnostics of ``path``'s pending proposals."""
-    if project.agents is None:
+    app = ls.app(project)
+    if not app.started:
         return
     diagnostics = []
-    for proposal in project.agents.services.proposals.pending(path=path):
+    for proposal in app.proposals.pending(path=path):
         where = _definition_line(ls, project, proposal)
         if where is None:
             continue
@@ -159,10 +159,10 @@ def follow_proposals(ls: RemoraLanguageServer, project: Project) -> None:
     """Republish a file's diagnostics whenever one of its proposals changes."""
 
     def on_event(stored: StoredEvent) -> None:
-        if stored.event.type not in PROPOSAL_EVENTS or project.agents is None:
+        app = ls.app(project)
+        if stored.event.type not in PROPOSAL_EVENTS or not app.started:
             return
-        proposal_id = stored.event.__dict__["proposal_id"]
-        proposal = project.agents.services.proposals.get(proposal_id)
+        proposal = app.proposals.get(stored.event.__dict__["proposal_id"])
         if proposal is not None:
             publish(ls, project, proposal.file_path)
 
@@ -172,28 +172,6 @@ def follow_proposals(ls: RemoraLanguageServer, project: Project) -> None:
 # ---- edits ---------------------------------------------------------------------------
 
 
-def workspace_edit(
-    ls: RemoraLanguageServer, project: Project, planned: PlannedEdit
-) -> types.WorkspaceEdit:
-    """The versioned ``WorkspaceEdit`` of a planned edit."""
-    lines = LineIndex(planned.before)
-    start = lines.position(planned.start_byte, ls.encoding)
-    end = lines.position(planned.end_byte, ls.encoding)
-    edit = types.TextEdit(
-        range=types.Range(
-            start=types.Position(line=start[0], character=start[1]),
-            end=types.Position(line=end[0], character=end[1]),
-        ),
-        new_text=planned.new_text,
-    )
-    document = types.OptionalVersionedTextDocumentIdentifier(
-        uri=ls.projects.uri(project, planned.path), version=planned.version
-    )
-    return types.WorkspaceEdit(
-        document_changes=[types.TextDocumentEdit(text_document=document, edits=[edit])]
-    )
-
-
 def _plan(
     ls: RemoraLanguageServer, project: Project, proposal: Proposal
 ) -> PlannedEdit:
@@ -201,83 +179,16 @@ def _plan(
     background) so an acceptance the editor applies just before a crash is
     still recorded at the next start.
     """
-    assert project.agents is not None
-    review = project.agents.review
-    planned = review.plan(proposal)
-    if not project.following:
-        ls.run_task(review.expect(planned), name="expect acceptance")
-    return planned
+    return ls.app(project).proposals.plan(proposal)
 
 
 async def accept(
     ls: RemoraLanguageServer, project: Project, proposal: Proposal
 ) -> dict[str, Any]:
-    """Apply (if needed), verify and record an acceptance — one at a time per
-    proposal, so two accepts arriving together never send the edit twice.
+    """Accept through the editor: the core use case (decide → apply → verify →
+    record, once per proposal).
     """
-    agents = project.agents
-    assert agents is not None
-    async with agents.review.deciding(proposal.id):
-        current = agents.services.proposals.get(proposal.id) or proposal
-        return await _accept(ls, project, current)
-
-
-async def _accept(
-    ls: RemoraLanguageServer, project: Project, proposal: Proposal
-) -> dict[str, Any]:
-    agents = project.agents
-    assert agents is not None
-    review = agents.review
-    if proposal.status != "pending":
-        reason = f"the proposal is {proposal.status}"
-        if proposal.status == "stale":
-            reason += ": its code changed since it was made (ask the agent again)"
-        return {"applied": False, "reason": reason}
-    if not review.holds(proposal):
-        try:
-            planned = review.plan(proposal)
-        except NotApplicable as problem:
-            if problem.stale:
-                await review.stale(proposal, problem.reason)
-            return {"applied": False, "reason": problem.reason}
-        # Written down before the editor applies it: after a crash between the
-        # edit landing and the acceptance being recorded, the next start
-        # records it accepted (not stale).
-        await review.expect(planned)
-        try:
-            result = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(
-                    edit=workspace_edit(ls, project, planned),
-                    label=f"Remora: accept {proposal.id}",
-                )
-            )
-        except Exception as error:  # the editor answered with an error
-            reason = f"the editor could not apply the edit: {error}"
-            await review.not_applied(proposal, reason)
-            return {"applied": False, "reason": reason}
-        if not result.applied:
-            reason = result.failure_reason or "the editor did not apply the edit"
-            await review.not_applied(proposal, reason)
-            return {"applied": False, "reason": reason}
-        if not await _lands(review, proposal):
-            reason = (
-                "the document does not hold the proposal after the edit (the "
-                "editor may have skipped an edit made for an older version)"
-            )
-            await review.not_applied(proposal, reason)
-            return {"applied": False, "reason": reason}
-    await review.accepted(proposal)
-    return {"applied": True}
-
-
-async def _lands(review: Any, proposal: Proposal) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + APPLY_WAIT_S
-    while not review.holds(proposal):
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+    return await ls.app(project).proposals.accept(proposal.id)
 
 
 # ---- code actions ---------------------------------------------------------------
@@ -303,9 +214,10 @@ def code_actions(
     """The proposal actions on the requested lines."""
     project, path = ls.projects.locate(params.text_document.uri)
     ids = inline_id_action(ls, project, path)
-    if project.agents is None:
+    app = ls.app(project)
+    if not app.started:
         return [ids] if ids else None
-    pending = project.agents.services.proposals.pending(path=path)
+    pending = app.proposals.pending(path=path)
     if not pending:
         return [ids] if ids else None
     first, last = params.range.start.line, params.range.end.line
@@ -449,12 +361,9 @@ def register(server: RemoraLanguageServer) -> None:
             )
         if feedback is None:
             feedback = await _feedback(ls, proposal)
-        assert project.agents is not None
         try:
-            run_id = await project.agents.review.reject(
-                proposal, feedback, reserve=project.swarm.runner.reserve
-            )
-        except ProposalError as error:  # decided while the person wrote feedback
+            run_id = await ls.app(project).proposals.reject(proposal.id, feedback)
+        except FrontError as error:  # decided while the person wrote feedback
             raise JsonRpcInvalidParams(str(error)) from None
         return {"run_id": run_id}
 
@@ -484,9 +393,10 @@ def register(server: RemoraLanguageServer) -> None:
             [ls.projects.locate(uri)] if uri else [(p, None) for p in ls.projects]
         )
         for project, path in projects:
-            if project.agents is None:
+            app = ls.app(project)
+            if not app.started:
                 continue
-            listed = project.agents.services.proposals.list(path=path, status=status)
+            listed = app.proposals.list(path=path, status=status)
             for proposal in listed:
                 item = proposal.to_json()
                 item["uri"] = ls.projects.uri(project, proposal.file_path)

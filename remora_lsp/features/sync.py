@@ -36,8 +36,8 @@ def _change(change: types.TextDocumentContentChangeEvent) -> TextChange:
 
 def _show_proposals(ls: RemoraLanguageServer, project: Project, path: str) -> None:
     """Keep pending proposals' diagnostics on their (possibly moved) lines."""
-    agents = project.agents
-    if agents is not None and agents.services.proposals.pending(path=path):
+    app = ls.app(project)
+    if app.started and app.proposals.pending(path=path):
         publish(ls, project, path)
 
 

@@ -30,7 +30,7 @@ from remora_core.workspace import KeyValueStore, Overlay
 
 if TYPE_CHECKING:
     from remora_core.agents.kernel import AgentKernel
-    from remora_core.project import Project
+    from remora_core.project_port import ProjectPort
     from remora_core.swarm.turns import Turn
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 class AgentRuntime:
     """Everything agents of one project need, and their turn function."""
 
-    def __init__(self, project: Project, notify: Callable[[str], None]) -> None:
+    def __init__(self, project: ProjectPort, notify: Callable[[str], None]) -> None:
         config, root, database = project.config, project.root, project.database
         self.project = project
         log_path = root / ".remora" / "local-model.log" if root is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remora_core.redact import scrub
 
@@ -21,6 +21,18 @@ FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id =
 ADD_CHAIN_SQL = (
     "INSERT OR REPLACE INTO activation_chain "
     "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
+)
+
+
+RUN_COLUMNS = (
+    "id",
+    "node_id",
+    "trigger_event_id",
+    "correlation_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "error",
 )
 
 
@@ -75,6 +87,29 @@ class RunStore:
                 "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
             ).fetchall()
             return [tuple(row) for row in rows]  # type: ignore[misc]
+
+        return await self.database.read(work, "reading runs") or []
+
+    async def recent(
+        self, *, status: str | None = None, node_id: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """The latest runs, newest first, optionally of one status or node."""
+        if self.database is None:
+            return []
+        where, args = [], []
+        for column, value in (("status", status), ("node_id", node_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+
+        def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {clause} "
+                "ORDER BY started_at DESC LIMIT ?",
+                (*args, limit),
+            ).fetchall()
+            return [dict(zip(RUN_COLUMNS, row, strict=True)) for row in rows]
 
         return await self.database.read(work, "reading runs") or []
 

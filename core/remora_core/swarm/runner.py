@@ -36,14 +36,13 @@ from remora_core.events.models import (
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
 from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
-from remora_core.swarm.turns import Turn, TurnFailed
+from remora_core.swarm.turns import Swarm, Turn, TurnFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from remora_core.events.models import Event
     from remora_core.events.store import StoredEvent
-    from remora_core.swarm.engine import Swarm
 
 log = logging.getLogger(__name__)
 

@@ -14,15 +14,52 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from remora_core.events.models import AgentMessage, Event, new_event_id
 
 if TYPE_CHECKING:
-    from remora_core.events.store import StoredEvent
-    from remora_core.events.subscriptions import Pattern
-    from remora_core.model import CodeNode
-    from remora_core.swarm.engine import Swarm
+    from remora_core.codegraph import CodeGraph
+    from remora_core.events.store import EventStore, StoredEvent
+    from remora_core.events.subscriptions import Pattern, SubscriptionIndex
+    from remora_core.model import AgentStatus, CodeNode
+
+
+class Swarm(Protocol):
+    """What a turn and the runner use of the swarm (``swarm/engine.py``).
+
+    A protocol, not the engine's class: the engine builds the runner and the
+    turns, so naming it here would be an import cycle.
+    """
+
+    graph: CodeGraph
+    events: EventStore
+    index: SubscriptionIndex
+    turn_function: TurnFunction
+
+    async def emit(self, event: Event) -> StoredEvent:
+        """Persist and publish an event."""
+        ...
+
+    def emit_nowait(self, event: Event) -> asyncio.Future[StoredEvent]:
+        """Emit without waiting for the commit."""
+        ...
+
+    def recipients(self, agent_id: str, to: str) -> list[str]:
+        """The agents ``to`` names, seen from ``agent_id``."""
+        ...
+
+    def set_agent_status(self, agent_id: str, status: AgentStatus) -> None:
+        """Record what an agent is doing."""
+        ...
+
+    async def subscribe(self, agent_id: str, pattern: Pattern) -> str:
+        """Add a subscription; its id."""
+        ...
+
+    async def unsubscribe(self, agent_id: str, subscription_id: str) -> bool:
+        """Remove a subscription of the agent's own."""
+        ...
 
 
 class TurnFailed(Exception):

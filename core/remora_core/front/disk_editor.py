@@ -1,0 +1,120 @@
+"""An :class:`~remora_core.editor.Editor` on disk, for use without an editor.
+
+The command line (no server running) and the control socket (for files no
+editor holds open) apply an accepted edit to the file itself:
+
+1. the file must still hold the text the edit was planned against (else
+   nothing is written: someone changed it meanwhile);
+2. the new text goes to a temporary file in the same directory, flushed and
+   ``fsync``-ed, which then replaces the file with ``os.replace`` (atomic: a
+   reader sees the old file or the new one, never half of each; the file's
+   permission bits are kept);
+3. the file is read back and must hold exactly the expected text;
+4. the project re-indexes it (``on_written``), which is what the accept use
+   case then verifies.
+
+There is no person to ask (:meth:`ask` answers None) and no progress display;
+problems are logged (and collected in :attr:`told` for the caller to show).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from remora_core.editor import Applied
+
+if TYPE_CHECKING:
+    from remora_core.agents.questions import Question
+    from remora_core.progress import ProgressSink
+    from remora_core.review import PlannedEdit
+
+log = logging.getLogger(__name__)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content with ``data`` in one step (temp + rename)."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".remora-tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with_suppressed_unlink(temporary)
+        raise
+
+
+def with_suppressed_unlink(path: str) -> None:
+    """Remove a temporary file, ignoring that it may be gone already."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+class DiskEditor:
+    """Applies edits to files on disk (see the module doc)."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_written: Callable[[str], Awaitable[object]] | None = None,
+    ) -> None:
+        self.root = root
+        self.on_written = on_written
+        """Called with the project path of every file written (re-index it)."""
+        self.told: list[str] = []
+
+    async def apply(self, planned: PlannedEdit) -> Applied:
+        """Write the edit atomically, read it back, let the project re-index."""
+        path = self.root / planned.path
+        new_bytes = planned.new_text.encode("utf-8")
+        after = (
+            planned.before[: planned.start_byte]
+            + new_bytes
+            + planned.before[planned.end_byte :]
+        )
+        try:
+            current = await asyncio.to_thread(path.read_bytes)
+            if current != planned.before:
+                return Applied(False, f"{planned.path} changed on disk meanwhile")
+            await asyncio.to_thread(write_atomically, path, after)
+            landed = await asyncio.to_thread(path.read_bytes)
+        except OSError as error:
+            return Applied(False, f"cannot write {planned.path}: {error.strerror}")
+        if landed != after:
+            return Applied(
+                False, f"{planned.path} does not hold the edit after writing"
+            )
+        log.info("wrote %s (%d bytes)", planned.path, len(after))
+        if self.on_written is not None:
+            await self.on_written(planned.path)
+        return Applied(True)
+
+    async def ask(self, question: Question) -> str | None:
+        """Nobody to ask on disk."""
+        return None
+
+    def progress(self) -> ProgressSink | None:
+        """No progress display."""
+        return None
+
+    def document_text(self, path: str) -> bytes | None:
+        """No open documents."""
+        return None
+
+    def notify(self, message: str) -> None:
+        """Log the problem and keep it for the caller."""
+        if message not in self.told:
+            self.told.append(message)
+            log.warning("%s", message)

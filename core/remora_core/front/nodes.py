@@ -1,0 +1,130 @@
+"""The ``nodes`` facade: find nodes, their cards, search.
+
+A node reference (``NODE`` on the command line, ``node_id`` in commands) is
+one of:
+
+- an id (``rm_a1b2c3d4``), active or orphaned;
+- a unique id prefix (``rm_a1``): several matches are :class:`Ambiguous` with
+  the candidates listed;
+- ``path::qualified.name`` (``inventory/pricing.py::Pricing.total``), the path
+  relative to the project root; ``path`` alone (or ``path::``) is the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from remora_core.cards import node_card, node_ref
+from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
+from remora_core.identity import ID_PREFIX, is_node_id
+from remora_core.model import NodeStatus
+from remora_core.search import search_nodes
+
+if TYPE_CHECKING:
+    from remora_core.model import CodeNode
+    from remora_core.project import Project
+    from remora_core.text import PositionEncoding
+
+log = logging.getLogger(__name__)
+
+RECENT_EVENTS = 10
+MAX_CANDIDATES = 20
+
+
+class Nodes:
+    """Finding nodes of one project."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+
+    def find(self, ref: Any, *, active: bool = False) -> CodeNode:
+        """The node ``ref`` names (see the module doc); ``active``: not orphaned."""
+        if not isinstance(ref, str) or not ref.strip():
+            raise InvalidArguments(
+                "a node is named by its id (rm_…), a unique id prefix or "
+                f"path::qualified.name, got {ref!r}"
+            )
+        ref = ref.strip()
+        if "::" in ref or ref.endswith(".py"):
+            node = self._by_name(ref)
+        elif is_node_id(ref):
+            node = self._project.graph.get(ref)
+            if node is None:
+                raise NotFound(f"no node with id {ref} in this project")
+        elif ref.startswith(ID_PREFIX[: len(ref)]) or ref.startswith(ID_PREFIX):
+            node = self._by_prefix(ref)
+        else:
+            raise InvalidArguments(
+                "a node is named by its id (rm_…), a unique id prefix or "
+                f"path::qualified.name, got {ref!r}"
+            )
+        if active and node.status is not NodeStatus.ACTIVE:
+            raise InvalidArguments(
+                f"node {node.id} ({node.qualified_name}) no longer exists in the code"
+            )
+        return node
+
+    def _by_prefix(self, prefix: str) -> CodeNode:
+        graph = self._project.graph
+        found = [n for i, n in graph.nodes.items() if i.startswith(prefix)]
+        if not found:
+            raise NotFound(f"no node id starts with {prefix}")
+        if len(found) > 1:
+            active = [n for n in found if n.status is NodeStatus.ACTIVE]
+            if len(active) == 1:
+                return active[0]  # orphans do not make a live name ambiguous
+            raise Ambiguous(
+                f"{prefix} matches {len(found)} nodes; give more of the id",
+                [node_ref(n) for n in found[:MAX_CANDIDATES]],
+            )
+        return found[0]
+
+    def _by_name(self, ref: str) -> CodeNode:
+        path, _, name = ref.partition("::")
+        graph = self._project.graph
+        file_node = graph.file_node(path)
+        if file_node is None:
+            raise NotFound(f"no indexed file {path} in this project")
+        if not name:
+            return file_node
+        found = [n for n in graph.file_nodes(path) if n.qualified_name == name]
+        if not found:
+            raise NotFound(f"no definition {name} in {path}")
+        if len(found) > 1:
+            raise Ambiguous(
+                f"{path} defines {name} {len(found)} times; use an id",
+                [node_ref(n) for n in found],
+            )
+        return found[0]
+
+    def at(
+        self, path: str, line: int, character: int, encoding: PositionEncoding
+    ) -> CodeNode | None:
+        """The innermost node at an editor position, or None."""
+        return self._project.node_at(path, line, character, encoding)
+
+    def search(self, query: str, limit: int = 50) -> list[CodeNode]:
+        """Active nodes best matching ``query`` (every active node when empty)."""
+        if not query:
+            nodes = sorted(
+                self._project.graph.active(),
+                key=lambda n: (n.file_path, n.span.start_line),
+            )
+            return nodes[:limit]
+        return search_nodes(self._project.graph.active(), query, limit)
+
+    def ref(self, node: CodeNode) -> dict[str, Any]:
+        """A short reference to ``node`` with its agent status."""
+        return {**node_ref(node), "agent_status": node.agent_status.value}
+
+    async def card(self, node: CodeNode, recent: int = RECENT_EVENTS) -> dict[str, Any]:
+        """The node card: :func:`node_card` + pending proposals + recent events."""
+        project = self._project
+        card = node_card(project.graph, node)
+        pending = project.agents.services.proposals.pending(node_id=node.id)
+        card["pending_proposals"] = len(pending)
+        card["proposals"] = [p.to_json() for p in pending]
+        events = await project.swarm.events.for_node(node.id, recent)
+        card["recent_events"] = [stored.to_json() for stored in events]
+        return card

@@ -1,0 +1,1 @@
+"""The ``remora`` command line (DESIGN §11b); see :mod:`.main`."""
