@@ -3,7 +3,7 @@
 Run with the project's interpreter (``.venv/bin/python bench/agent_overhead.py``).
 
 Both sides talk to the **same** scripted OpenAI-compatible server
-(``tests/fakes/model_server.py``, a thread of this process on 127.0.0.1) in the
+(``remora_lsp/testing/model_server.py``, a thread of this process on 127.0.0.1) in the
 same run, so the model costs the same on both sides and the difference is
 what remora adds around a turn. Two exchanges ("shapes") are measured:
 
@@ -75,14 +75,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests
 
 from remora_core.config import RemoraConfig
 from remora_core.events.models import HumanChat
 from remora_core.project import Project
 from remora_core.trust import Trust
 
-from tests.fakes.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import ModelServer, Reply
 
 RUNS = 200
 WARMUP = 20

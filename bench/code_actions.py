@@ -4,7 +4,7 @@ Run with the project's interpreter (``.venv/bin/python bench/code_actions.py``).
 
 The file is the running Python's own ``_pydecimal.py`` (about 6,400 lines),
 copied into a fresh temporary workspace. remora-lsp is started on it with a
-scripted OpenAI-compatible model (``tests/fakes/model_server.py``, a thread of
+scripted OpenAI-compatible model (``remora_lsp/testing/model_server.py``, a thread of
 this process on 127.0.0.1) whose responder reads the asking agent's source
 from its system prompt and answers with a ``rewrite_self`` call that changes
 it (a trailing comment on its first line), then with a short text. The file is
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH.parent))  # tests.fakes
+sys.path.insert(0, str(BENCH.parent))  # tests
 
 from document_symbol import (  # noqa: E402
     LOGS,
@@ -59,7 +59,7 @@ from document_symbol import (  # noqa: E402
 )
 from lspclient import LspClient, path_uri, vscode_capabilities  # noqa: E402
 
-from tests.fakes.model_server import ModelServer, Reply  # noqa: E402
+from remora_lsp.testing.model_server import ModelServer, Reply  # noqa: E402
 
 PROPOSALS = 50
 REQUESTS = 200

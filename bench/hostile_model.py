@@ -1,8 +1,9 @@
 """What one hostile model reply can create, without and with the ``limits``.
 
-A scripted OpenAI-compatible server (``tests/fakes``) answers an agent's first
-request with one hostile reply: 5 tool calls with 2 MB arguments, 300
-subscriptions, 40 memory values of 60 KB, 40 questions at once, then a 2 MB
+A scripted OpenAI-compatible server (``remora_lsp.testing.model_server``)
+answers an agent's first request with one hostile reply: 5 tool calls with
+2 MB arguments, 300 subscriptions, 40 memory values of 60 KB, 40 questions at
+once, then a 2 MB
 answer. The same reply is played twice in this run against a real project:
 ``unbounded`` (every ``limits`` setting raised out of reach, as on main before
 issue 11 part 4) and ``bounded`` (the defaults). Printed per run: the largest
@@ -22,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.core.agent_support import AgentHarness
 from tests.core.swarm_support import all_events
-from tests.fakes.model_server import ModelServer, Reply
 
 UNBOUNDED = {
     "event_argument_chars": 10**9,

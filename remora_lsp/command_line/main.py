@@ -77,11 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
         verb_parser = sub.add_parser(verb.NAME, help=verb.HELP, description=verb.HELP)
         _common(verb_parser, argparse.SUPPRESS)  # also accepted after the verb
         verb.add_arguments(verb_parser)
-        verb_parser.set_defaults(verb_run=verb.run)
+        # A verb that opens the project itself (``mcp``: once per call) says so.
+        own = getattr(verb, "OWN_BACKEND", False)
+        verb_parser.set_defaults(verb_run=verb.run, verb_own_backend=own)
     return parser
 
 
 async def _main(args: argparse.Namespace) -> int:
+    if args.verb_own_backend:
+        return await args.verb_run(args, None)
     try:
         backend = await open_backend(args.project)
     except NoProject as problem:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from remora_core.agents.local import local_extra_installed
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).parent / "nvim"

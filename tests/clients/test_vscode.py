@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import ModelServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "vscode"

@@ -1,7 +1,8 @@
 """Helpers for the agent tests: a real project on a scripted model server.
 
 The project, its store, the kernel, pydantic-ai and the OpenAI client are all
-real; only the model is scripted, at its HTTP boundary (``tests/fakes``).
+real; only the model is scripted, at its HTTP boundary
+(``remora_lsp.testing.model_server``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from remora_core.events.models import HumanChat
 from remora_core.project import Project
 from remora_core.trust import Trust
 
+from remora_lsp.testing.model_server import ModelServer
 from tests.core.swarm_support import TIMEOUT, all_events, node, quiet, settings
-from tests.fakes.model_server import ModelServer
 
 SHOP = '''"""A tiny shop."""
 

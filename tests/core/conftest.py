@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from remora_core.store import Database
 
+from remora_lsp.testing.model_server import ModelServer
 from tests.core.agent_support import AgentHarness
-from tests.fakes.model_server import ModelServer
 
 
 @pytest.fixture

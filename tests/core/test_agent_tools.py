@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer, Reply
 
 CENTS = """def cents(amount):
     return round(amount * 100)"""

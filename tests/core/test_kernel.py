@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from remora_lsp.testing.model_server import ModelServer
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer
 
 NEW_TOTAL = '''def total(prices):
     """Sum of the prices."""

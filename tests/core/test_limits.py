@@ -1,6 +1,7 @@
 """Bounds on what one model reply can create (issue 11 part 4).
 
-A scripted hostile model (tests/fakes, at the HTTP boundary) floods tool
+A scripted hostile model (remora_lsp.testing.model_server, at the HTTP
+boundary) floods tool
 calls, sends megabyte arguments, piles up subscriptions and memory and talks
 without end. Each test checks what the person would notice: the events that
 arrive (a readable ``limit_reached`` for every refusal), their size, and what
@@ -12,8 +13,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from remora_lsp.testing.model_server import Reply
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import Reply
 
 
 async def start(shop: AgentHarness, **limits):

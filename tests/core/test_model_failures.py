@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from remora_core.model import AgentStatus
 
+from remora_lsp.testing.model_server import Reply
 from tests.core.agent_support import of_type
-from tests.fakes.model_server import Reply
 
 FAST = {"retry_backoff_s": 0.01, "protocol": "tools"}
 

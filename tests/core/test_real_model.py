@@ -11,8 +11,8 @@ import ast
 import pytest
 from remora_core.agents.local import local_extra_installed
 
+from remora_lsp.testing.model_server import ModelServer
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer
 
 pytestmark = [
     pytest.mark.slow,

@@ -13,10 +13,10 @@ import logging
 
 from remora_core.events.models import HumanChat
 
+from remora_lsp.testing.model_server import Reply
 from tests.core.agent_support import AgentHarness, of_type
 from tests.core.swarm_support import quiet
 from tests.core.test_agent_tools import PerAgent, call, requests_of, start
-from tests.fakes.model_server import Reply
 
 KEY = "sk-live-0123456789abcdef"
 SECRET_FILE = f'def api_key():\n    return "{KEY}"\n'

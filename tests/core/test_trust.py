@@ -21,8 +21,8 @@ from remora_core.trust import (
 )
 from remora_core.user_files import config_dir, state_dir
 
+from remora_lsp.testing.model_server import ModelServer
 from tests.core.agent_support import AgentHarness, of_type
-from tests.fakes.model_server import ModelServer
 
 KEY = "sk-core-test-0123456789"
 

@@ -14,33 +14,14 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
+from remora_lsp.testing.client import EDITORS as KIT_EDITORS
+from remora_lsp.testing.client import initialize_params, plain, start_session
 from tests.lsp.helpers import wait_indexed
 
 SERVER = Path(sys.executable).with_name("remora-lsp")
-EDITORS = ["neovim", "visual-studio-code"]
-
-
-def initialize_params(editor: str, root: Path, **extra) -> types.InitializeParams:
-    """What ``editor`` sends to open ``root`` as its only workspace folder."""
-    return types.InitializeParams(
-        capabilities=client_capabilities(editor),
-        root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        **extra,
-    )
-
-
-def plain(value):
-    """JSON-like data from what pygls gives for custom messages (named tuples)."""
-    if hasattr(value, "_asdict"):
-        return {key: plain(item) for key, item in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    return value
+EDITORS = list(KIT_EDITORS)
 
 
 def record_server_messages(client: LanguageClient) -> None:
@@ -74,38 +55,32 @@ async def session(
     setup=None,
     command: list[str] | None = None,
 ):
-    """A hand-started session on ``root`` (for restarts, failures, encodings).
+    """A hand-started session on ``root`` (for restarts, failures, encodings):
+    the kit's :func:`remora_lsp.testing.start_session`.
 
     ``args``: the server's command-line options; ``setup(client)`` runs before
     ``initialize`` (to register handlers for requests the server sends early);
     ``command`` starts the server another way (e.g. in a mount namespace).
     """
-    client = await ClientServerConfig(
-        server_command=command or [str(SERVER), *args]
-    ).start()
-    client.editor = editor  # type: ignore[attr-defined]
-    client.root = root  # type: ignore[attr-defined]
-    record_server_messages(client)
-    if setup is not None:
-        setup(client)
-    params = initialize_params(editor, root, initialization_options=settings)
-    if utf32:
-        params.capabilities.general = types.GeneralClientCapabilities(
-            position_encodings=[types.PositionEncodingKind.Utf32]
-        )
-    if adjust is not None:  # a client with other capabilities
-        adjust(params.capabilities)
-    try:
-        result = await client.initialize_session(params)
-        client.position_encoding = result.capabilities.position_encoding  # type: ignore[attr-defined]
-        await wait_indexed(client)
+
+    def prepare(params: types.InitializeParams) -> None:
+        if utf32:
+            params.capabilities.general = types.GeneralClientCapabilities(
+                position_encodings=[types.PositionEncodingKind.Utf32]
+            )
+        if adjust is not None:  # a client with other capabilities
+            adjust(params.capabilities)
+
+    async with start_session(
+        editor,
+        root,
+        settings,
+        args=args,
+        setup=setup,
+        command=command,
+        prepare=prepare,
+    ) as client:
         yield client
-        await client.shutdown_session()
-    finally:
-        server = client._server
-        if server is not None and server.returncode is None:
-            server.kill()  # the test failed half-way: do not wait for an exit
-        await client.stop()
 
 
 @pytest_lsp.fixture(

@@ -12,19 +12,19 @@ import re
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pytest_lsp import ClientServerConfig
 
-from tests.fakes.model_server import ModelServer
-from tests.lsp.conftest import EDITORS, SERVER, initialize_params, plain, session
+from remora_lsp.testing.actions import command
+from remora_lsp.testing.actions import events as of_type
+from remora_lsp.testing.actions import model_settings as settings
+from remora_lsp.testing.client import initialize_params, launch
+from remora_lsp.testing.model_server import ModelServer
+from tests.lsp.conftest import EDITORS, plain, session
 from tests.lsp.helpers import Buffer, eventually, wait_indexed
 from tests.lsp.test_agent_runs import (
     NEW_HELPER,
-    command,
     node_of,
-    of_type,
     propose,
     remora_diagnostics,
-    settings,
 )
 
 COMMANDS = [
@@ -165,19 +165,13 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
 
 @pytest.mark.parametrize("editor", EDITORS)
 async def test_every_command_is_announced(editor, workspace):
-    client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
-    try:
+    async with launch() as client:
         result = await client.initialize_session(initialize_params(editor, workspace))
         provider = result.capabilities.execute_command_provider
         assert provider is not None
         assert sorted(provider.commands) == sorted(COMMANDS)
         await wait_indexed(client)
         await client.shutdown_session()
-    finally:
-        server = client._server
-        if server is not None and server.returncode is None:
-            server.kill()
-        await client.stop()
 
 
 @pytest.mark.parametrize("editor", EDITORS)

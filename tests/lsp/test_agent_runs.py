@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 from remora_core.agents.local import local_extra_installed
 
-from tests.fakes.model_server import ModelServer
-from tests.lsp.conftest import (
-    EDITORS,
-    SERVER,
-    initialize_params,
-    plain,
-    record_server_messages,
-    session,
-)
+from remora_lsp.testing.actions import command, model_settings
+from remora_lsp.testing.actions import events as of_type
+from remora_lsp.testing.actions import wait_for_run as finished
+from remora_lsp.testing.buffers import apply_edits
+from remora_lsp.testing.client import initialize_params, launch
+from remora_lsp.testing.model_server import ModelServer
+from tests.lsp.conftest import EDITORS, plain, session
 from tests.lsp.helpers import Buffer, eventually, raw_request
 
 NEW_HELPER = '''def helper(self):
@@ -40,50 +37,8 @@ LOCAL_RUN_S = 600.0
 
 # ---- helpers (also used by test_agent_commands.py) -----------------------------------
 
-
-def of_type(client, kind, **fields):
-    """Events of one type received so far, optionally with given field values."""
-    return [
-        e
-        for e in client.events
-        if e["type"] == kind and all(e.get(k) == v for k, v in fields.items())
-    ]
-
-
-async def command(client, name, argument):
-    """Run a command with one argument; its result as JSON-like data."""
-    return plain(
-        await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command=name, arguments=[argument])
-        )
-    )
-
-
-def settings(server: ModelServer, **model) -> dict:
-    return {
-        "model": {
-            "base_url": server.url,
-            "name": "scripted",
-            "protocol": "tools",
-            "retry_backoff_s": 0.01,
-            **model,
-        },
-        "swarm": {"cooldown_ms": 0},
-        "discovery": {"debounce_ms": 50},
-    }
-
-
-def apply_edits(buffer: Buffer, edit: dict) -> None:
-    """Apply a WorkspaceEdit (JSON) the way an editor does: buffer, then didChange."""
-    for change in edit["documentChanges"]:
-        assert change["textDocument"]["version"] == buffer.version
-        for text_edit in change["edits"]:
-            start, end = text_edit["range"]["start"], text_edit["range"]["end"]
-            buffer.replace(
-                (start["line"], start["character"]),
-                (end["line"], end["character"]),
-                text_edit["newText"],
-            )
+settings = model_settings
+"""The kit's settings for the scripted model (tools protocol, no cooldown)."""
 
 
 async def code_actions(client, document_uri: str, line: int) -> list[dict]:
@@ -114,19 +69,6 @@ async def node_of(client, buffer: Buffer, needle: str) -> str:
 
 def remora_diagnostics(client, document_uri: str) -> list[types.Diagnostic]:
     return [d for d in client.diagnostics.get(document_uri, []) if d.source == "remora"]
-
-
-async def finished(client, run_id: str, timeout: float = LONG_S) -> dict:
-    """Wait for the end of run ``run_id``; its last event."""
-    ends = ("agent_completed", "agent_failed", "agent_cancelled")
-
-    def done():
-        found = [
-            e for e in client.events if e["type"] in ends and e["run_id"] == run_id
-        ]
-        return found[-1] if found else None
-
-    return await eventually(done, timeout=timeout)
 
 
 async def chat(client, node_id: str, message: str) -> str:
@@ -313,15 +255,13 @@ async def test_a_run_shows_cancellable_progress_from_begin_to_end(editor, worksp
 async def test_a_client_without_work_done_progress_gets_no_progress(workspace):
     """No ``window/workDoneProgress/create`` for a client that did not ask."""
     with ModelServer() as model:
-        client = await ClientServerConfig(server_command=[str(SERVER), "-v"]).start()
-        client.editor = "neovim"  # type: ignore[attr-defined]
-        client.root = workspace  # type: ignore[attr-defined]
-        record_server_messages(client)
-        params = initialize_params(
-            "neovim", workspace, initialization_options=settings(model)
-        )
-        params.capabilities.window.work_done_progress = False
-        try:
+        async with launch() as client:
+            client.editor = "neovim"
+            client.root = workspace
+            params = initialize_params(
+                "neovim", workspace, initialization_options=settings(model)
+            )
+            params.capabilities.window.work_done_progress = False
             await client.initialize_session(params)
             buffer = Buffer(client, "pkg/service.py")
             helper = await eventually(
@@ -331,11 +271,6 @@ async def test_a_client_without_work_done_progress_gets_no_progress(workspace):
             assert of_type(client, "agent_completed", run_id=run_id)
             assert client.progress_reports == {}
             await client.shutdown_session()
-        finally:
-            server = client._server
-            if server is not None and server.returncode is None:
-                server.kill()
-            await client.stop()
 
 
 # ---- reject --------------------------------------------------------------------------

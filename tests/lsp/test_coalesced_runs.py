@@ -11,7 +11,7 @@ they are deferred and coalesced whatever the speed of the machine.
 
 from __future__ import annotations
 
-from tests.fakes.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.lsp.conftest import session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import command, node_of, of_type, settings

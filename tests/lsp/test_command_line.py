@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import (

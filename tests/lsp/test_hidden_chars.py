@@ -8,7 +8,7 @@ diff, where they show as markers.
 
 from __future__ import annotations
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import code_actions, command, node_of, of_type, settings

@@ -27,7 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig
 
-from tests.fakes.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.lsp.conftest import (
     EDITORS,
     SERVER,

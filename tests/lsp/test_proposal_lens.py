@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import EDITORS, plain, session
 from tests.lsp.helpers import Buffer, eventually, raw_request
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from tests.fakes.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.lsp.conftest import session
 from tests.lsp.helpers import Buffer
 from tests.lsp.test_agent_runs import command, finished, node_of, of_type, settings

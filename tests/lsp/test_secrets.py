@@ -4,7 +4,7 @@ editor was given ends with the refusal naming the rule (issue 11 part 2).
 
 from __future__ import annotations
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import command, node_of, of_type, settings

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.fakes.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import LONG_S, chat, command, finished, node_of

@@ -1,0 +1,116 @@
+"""``remora mcp`` tried as an MCP host uses it: the SDK's own client spawns
+``remora mcp`` over stdio, lists the tools, calls each, reads a node resource,
+and asks a node's agent (a scripted model at its HTTP boundary) for a rewrite
+that comes back as a pending proposal with its diff — the file on disk
+untouched, nothing accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import yaml
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from remora_lsp.testing import model_settings, rewrite
+from remora_lsp.testing.model_server import ModelServer
+
+REMORA = Path(sys.executable).with_name("remora")
+HELPER = "pkg/service.py::Service.helper"
+NEW_HELPER = '''def helper(self):
+        """Order two b's."""
+        return order("b", 2)'''
+TOOLS = {
+    "search_nodes",
+    "node_card",
+    "node_history",
+    "ask_node",
+    "list_proposals",
+    "proposal_diff",
+}
+
+
+def host_client(workspace: Path) -> Client:
+    """What an MCP host's configuration starts: ``remora mcp --project DIR``."""
+    env = {
+        key: os.environ[key]
+        for key in ("REMORA_CONFIG_HOME", "REMORA_STATE_HOME", "PATH", "HOME")
+        if key in os.environ
+    }
+    return Client(
+        StdioServerParameters(
+            command=str(REMORA),
+            args=["mcp", "--project", str(workspace)],
+            env=env,
+        )
+    )
+
+
+def result_of(called) -> object:
+    """The JSON a tool returned (its structured content, or its text)."""
+    assert not called.is_error, called.content
+    if called.structured_content is not None:
+        content = called.structured_content
+        return content.get("result", content) if set(content) == {"result"} else content
+    return json.loads(called.content[0].text)
+
+
+async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
+    workspace, person_files
+):
+    before = (workspace / "pkg/service.py").read_text(encoding="utf-8")
+    with ModelServer() as model:
+        config = person_files / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.yaml").write_text(yaml.safe_dump(model_settings(model)))
+        model.on("docstring", rewrite(NEW_HELPER))
+
+        async with host_client(workspace) as client:
+            tools = await client.list_tools()
+            assert {tool.name for tool in tools.tools} == TOOLS
+
+            found = result_of(
+                await client.call_tool("search_nodes", {"query": "helper"})
+            )
+            helper = next(n for n in found if n["qualified_name"] == "Service.helper")
+            card = result_of(await client.call_tool("node_card", {"node": HELPER}))
+            assert card["id"] == helper["id"] and card["kind"] == "method"
+
+            resource = await client.read_resource(f"remora://node/{helper['id']}")
+            shown = json.loads(resource.contents[0].text)
+            assert shown["source"] == 'def helper(self):\n        return order("b", 2)'
+
+            asked = result_of(
+                await client.call_tool(
+                    "ask_node",
+                    {"node": helper["id"], "message": "Add a docstring", "wait_s": 120},
+                )
+            )
+            assert asked["outcome"] == "completed", asked
+            [proposal] = asked["proposals"]
+            assert proposal["status"] == "pending"
+            assert '+        """Order two b\'s."""' in proposal["diff"].splitlines()
+
+            listed = result_of(await client.call_tool("list_proposals", {}))
+            assert [p["id"] for p in listed] == [proposal["proposal_id"]]
+            diff = result_of(
+                await client.call_tool(
+                    "proposal_diff", {"proposal": proposal["proposal_id"]}
+                )
+            )
+            assert diff["new_source"] == NEW_HELPER
+            history = result_of(
+                await client.call_tool("node_history", {"node": HELPER})
+            )
+            assert "rewrite_proposed" in [e["type"] for e in history]
+
+            unknown = await client.call_tool("node_card", {"node": "rm_zzzzzzzz"})
+            assert unknown.is_error
+            assert "rm_zzzzzzzz" in unknown.content[0].text
+
+    # Nothing through MCP writes a file or accepts a proposal.
+    assert (workspace / "pkg/service.py").read_text(encoding="utf-8") == before
