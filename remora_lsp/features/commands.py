@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from remora_core.history import last_answer
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
@@ -84,6 +85,7 @@ async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
     card["uri"] = ls.projects.uri(project, node.file_path)
     recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
     card["recent_events"] = [stored.to_json() for stored in recent]
+    card["last_answer"] = await last_answer(project.swarm.events, node.id)
     return card
 
 

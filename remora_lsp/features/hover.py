@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from remora_core.history import last_answer
 
 from remora_lsp.convert import card_markdown, needs_lines, to_range
 from remora_lsp.projects import loaded
@@ -42,6 +43,7 @@ def register(server: RemoraLanguageServer) -> None:
         card = project.card(node)
         recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
         card["recent_events"] = [stored.to_json() for stored in recent]
+        card["last_answer"] = await last_answer(project.swarm.events, node.id)
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,

@@ -164,6 +164,10 @@ MIGRATIONS: list[str] = [
         body TEXT NOT NULL  -- the arguments, JSON
     ) WITHOUT ROWID;
     """,
+    # 6: a run's events by run id (the run list reads each run's end).
+    """
+    CREATE INDEX events_by_run ON events(run_id, type);
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)
