@@ -1,8 +1,8 @@
 """Read-only node commands: ``remora.node.get`` and ``remora.node.at``.
 
 Both take one JSON object argument (DESIGN §11) and return a node card (or
-null). Code lenses run ``remora.node.get``. The agent and proposal commands
-arrive with agent runs.
+null). Code lenses run ``remora.node.get``. A card carries the node's latest
+events, its agent's last answer and the conversation's latest entries.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from remora_core.history import last_answer
+from remora_core.history import conversation, last_answer
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
 RECENT_EVENTS = 10
+CONVERSATION = 6
+"""The conversation's latest entries a card carries (the panel shows them)."""
 
 
 def single_object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
@@ -86,6 +88,7 @@ async def _node_card(ls: RemoraLanguageServer, node_id: Any) -> dict[str, Any]:
     recent = await project.swarm.events.for_node(node.id, RECENT_EVENTS)
     card["recent_events"] = [stored.to_json() for stored in recent]
     card["last_answer"] = await last_answer(project.swarm.events, node.id)
+    card["conversation"] = await conversation(project.swarm, node.id, CONVERSATION)
     return card
 
 
