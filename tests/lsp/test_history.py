@@ -174,11 +174,18 @@ async def test_a_queued_run_is_listed_and_can_be_cancelled(editor, workspace):
             cancelled = await finished(client, second)
             assert cancelled["type"] == "agent_cancelled"
             runs = await command(client, "remora.runs.list", {"node_id": helper})
-            assert [(r["id"], r["status"]) for r in runs] == [(first, "running")]
+            assert [(r["id"], r["status"]) for r in runs] == [
+                (second, "cancelled"),
+                (first, "running"),
+            ]
+            assert runs[0]["outcome"] == "cancelled before it started"
             await command(client, "remora.agent.cancel", {"run_id": first})
             await finished(client, first)
             runs = await command(client, "remora.runs.list", {"node_id": helper})
-            assert [(r["id"], r["status"]) for r in runs] == [(first, "cancelled")]
+            assert [(r["id"], r["status"]) for r in runs] == [
+                (second, "cancelled"),
+                (first, "cancelled"),
+            ]
 
 
 @pytest.mark.parametrize("editor", EDITORS[:1])

@@ -18,6 +18,12 @@ START_RUN_SQL = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
 )
+CANCELLED_RUN_SQL = (
+    "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
+    "status, started_at, ended_at, error) "
+    "VALUES (?, ?, ?, ?, 'cancelled', ?, ?, 'cancelled before it started')"
+)
+"""A promised run cancelled while queued: it never started, yet is listed."""
 FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
 ADD_CHAIN_SQL = (
     "INSERT OR REPLACE INTO activation_chain "

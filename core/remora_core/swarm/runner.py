@@ -42,7 +42,7 @@ from remora_core.events.models import (
 )
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
-from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
+from remora_core.store.runs import CANCELLED_RUN_SQL, FINISH_RUN_SQL, START_RUN_SQL
 from remora_core.swarm.turns import REPLY_TAG, Turn, TurnFailed
 
 if TYPE_CHECKING:
@@ -343,8 +343,22 @@ class Runner:
                 if not actor.pending and actor.wake is not None:
                     actor.wake.cancel()
                     actor.wake = None
-                # The run never started, yet whoever holds its id sees it end.
+                # The run never started, yet whoever holds its id sees it end,
+                # and the list of runs shows it cancelled.
                 trigger = dropped[0].event
+                self.swarm.events.also_write(
+                    CANCELLED_RUN_SQL,
+                    [
+                        (
+                            run_id,
+                            actor.agent_id,
+                            trigger.id,
+                            trigger.correlation_id,
+                            trigger.timestamp,
+                            time.time(),
+                        )
+                    ],
+                )
                 self.swarm.emit_nowait(
                     AgentCancelled(
                         agent_id=actor.agent_id,
