@@ -563,3 +563,17 @@ def test_help_remora_and_every_tag_resolve(workspace):
     assert {f"remora-option-panel.keys.{k}" for k in observed["panel_keys"]} <= tags
     for group in ("RemoraHistoryHeader", "RemoraRunActive", "RemoraRunFailed"):
         assert f"hl-{group}" in tags
+
+
+def test_checkhealth_finds_the_model_in_the_users_settings_file(workspace):
+    """Since the trust work the model belongs in the person's own file."""
+    with ModelServer() as model:
+        settings = Path(os.environ["REMORA_CONFIG_HOME"]) / "config.yaml"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(
+            f"model: {{base_url: {model.url}, name: scripted}}\n", encoding="utf-8"
+        )
+        seen = run_nvim(workspace, "health").check()
+    report = "\n".join(seen.observed["report"])
+    assert f"OK model server configured in your settings file {settings}" in report
+    assert "ERROR" not in report, report
