@@ -427,6 +427,8 @@ def test_a_lens_click_shows_the_node_card(workspace):
     assert card[0] == "Service.helper"
     assert "  kind     method" in card
     assert "  callees  order" in card
+    panel = seen.observed["panel"]
+    assert panel[0] == "order" and "  kind     function" in panel
 
 
 def test_the_show_diff_code_action_opens_the_diff(workspace):

@@ -310,6 +310,19 @@ function S.lens_click(t)
     local lines = float_lines()
     return lines and lines[1] == 'Service.helper' and lines
   end, RUN_MS))
+  -- With the panel open (not following the cursor), a lens click shows its
+  -- node there.
+  require('remora.config').options.panel.follow = false
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  local order = t.cursor_to('def order')
+  lens(t, order, 'remora ·', buf)
+  vim.lsp.codelens.run()
+  t.observe('panel', t.wait('the panel to show order', function()
+    return t.panel_title() == 'order' and t.panel()
+  end, RUN_MS))
 end
 
 --- The "Show diff" code action opens the proposal's diff.
@@ -384,6 +397,17 @@ function S.runs(t)
   t.wait('two runs asked for', function()
     return #require('remora.handlers').open_runs() == 3
   end, RUN_MS)
+  vim.cmd('RemoraPanel')
+  t.observe('panel_runs', t.wait("the panel to show the runs' state", function()
+    local lines = t.panel() or {}
+    for _, line in ipairs(lines) do
+      local _, queued = line:gsub(' queued', '')
+      if line:find('^Run run_') and line:find(' running', 1, true) and queued == 2 then
+        return line
+      end
+    end
+  end, RUN_MS))
+  vim.cmd('RemoraPanel close')
   vim.cmd('RemoraCancel')
   t.wait('the picked queued run to be cancelled', function()
     return picked and #t.events('agent_cancelled', { run_id = picked }) == 1
