@@ -23,9 +23,19 @@ end
 --- @return string[]
 function M.card_lines(card)
   local options = require('remora.config').options.panel
-  local lines = require('remora.format').card(card, options)
+  local lines = {}
+  for _, line in ipairs((require('remora.format').card(card, options))) do
+    -- The panel's key hints do not apply in a float.
+    if not line:match('^%s*%[%S+%] ') then
+      table.insert(lines, line)
+    end
+  end
+  while lines[#lines] == '' do
+    table.remove(lines)
+  end
   local answer = type(card.last_answer) == 'table' and card.last_answer or nil
   if answer then
+    table.insert(lines, '')
     table.insert(lines, 'Last answer')
     for _, line in ipairs(vim.split(answer.text or '', '\n', { plain = true })) do
       table.insert(lines, '  ' .. line)

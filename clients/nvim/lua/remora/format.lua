@@ -246,7 +246,7 @@ function M.run(run)
       started,
       node.name ~= vim.NIL and node.name or node.id or '?',
       trigger,
-      outcome
+      M.one_line(outcome, 60)
     )
   )
 end

@@ -101,6 +101,10 @@ function M.open(card, client)
   local name = 'remora://history/' .. card.id
   local buf = require('remora.scratch').show(name, { '# ' .. (card.qualified_name or card.id) .. ': loading…' }, 'remora')
   vim.wo[0][0].wrap = true
+  local height = math.floor(vim.o.lines / 2)
+  if api.nvim_win_get_height(0) < height then
+    vim.cmd('resize ' .. height)
+  end
   local view = open[card.id]
   if not view or view.buf ~= buf then
     open[card.id] = { buf = buf, client_id = client.id, card = card, generation = 0 }

@@ -156,6 +156,10 @@ end
 --- Open the list (or bring it back) and fetch the runs.
 function M.open()
   local buf = require('remora.scratch').show(NAME, { '# Remora runs: loading…' }, 'remora')
+  vim.wo[0][0].wrap = false
+  if api.nvim_win_get_height(0) < 12 then
+    vim.cmd('resize 12')
+  end
   if state.buf ~= buf then
     state.buf = buf
     local function map(lhs, fn, desc)
