@@ -8,6 +8,7 @@ in the same cascade.
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from typing import Any
 
@@ -149,7 +150,7 @@ async def test_history_runs_and_card_show_agents_asking_each_other(editor, works
             assert card["last_answer"]["truncated"] is False
 
 
-@pytest.mark.parametrize("editor", EDITORS[:1])
+@pytest.mark.parametrize("editor", EDITORS)
 async def test_a_queued_run_is_listed_and_can_be_cancelled(editor, workspace):
     with ModelServer() as model:
         model.reply_delay(30.0, Reply(text="Slow."))
@@ -188,7 +189,47 @@ async def test_a_queued_run_is_listed_and_can_be_cancelled(editor, workspace):
             ]
 
 
-@pytest.mark.parametrize("editor", EDITORS[:1])
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_run_waiting_for_a_person_is_listed_as_waiting(editor, workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("ask_user", {"question": "Which colour?"})
+        model.reply_text("Blue it is.")
+
+        def setup(client):
+            @client.feature("remora/askUser")
+            async def ask_user(params):
+                asked.append(params)
+                await answered.wait()  # the person thinks for a while
+                return {"answer": "blue"}
+
+        asked: list[Any] = []
+        answered = asyncio.Event()
+        async with session(editor, workspace, settings(model), setup=setup) as client:
+            buffer = Buffer(client, "pkg/service.py")
+            helper = await node_of(client, buffer, "def helper")
+            run_id = await chat(client, helper, "Pick a colour.")
+            await eventually(lambda: of_type(client, "agent_blocked"), timeout=LONG_S)
+
+            async def status():
+                runs = await command(client, "remora.runs.list", {"node_id": helper})
+                return runs[0]["status"] if runs else None
+
+            assert (await status()) == "waiting"
+            waiting = await command(client, "remora.runs.list", {"status": "waiting"})
+            assert [r["id"] for r in waiting] == [run_id]
+            answered.set()
+            await finished(client, run_id)
+            assert (await status()) == "done"
+            history = await command(client, "remora.agent.history", {"node_id": helper})
+            assert [(e["role"], e["kind"], e["text"]) for e in history] == [
+                ("person", "message", "Pick a colour."),
+                ("agent", "question", "Which colour?"),
+                ("person", "answer_given", "blue"),
+                ("agent", "answer", "Blue it is."),
+            ]
+
+
+@pytest.mark.parametrize("editor", EDITORS)
 async def test_bad_history_and_run_arguments_are_explained(editor, workspace):
     async with session(editor, workspace) as client:
         for name, argument, words in [
