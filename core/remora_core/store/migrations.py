@@ -164,9 +164,12 @@ MIGRATIONS: list[str] = [
         body TEXT NOT NULL  -- the arguments, JSON
     ) WITHOUT ROWID;
     """,
-    # 6: a run's events by run id (the run list reads each run's end).
+    # 6: what the list of runs and a node's conversation read: a run's events
+    # by run id (its end), runs by the event that started them, newest first.
     """
     CREATE INDEX events_by_run ON events(run_id, type);
+    CREATE INDEX runs_by_trigger ON runs(trigger_event_id);
+    CREATE INDEX runs_by_start ON runs(started_at);
     """,
 ]
 
