@@ -454,13 +454,13 @@ def test_history_follows_a_conversation_between_agents(workspace):
     headers = [line for line in history if line.startswith("── ")]
     shown = [" ".join(h.split()[2:]) for h in headers]
     order = next(e["to_agent"] for e in seen.of_type("agent_message"))
-    assert [s.split(" · run_")[0] for s in shown] == [
-        "you · message",
-        f"Service.helper → order ({order}) · asks",
-        "Service.helper · answer",
-        f"order ({order}) → Service.helper · answers",
-        "Service.helper · answer",
-    ]
+    whats = [s.split(" · run_")[0] for s in shown]
+    assert whats[:2] == ["you · message", f"Service.helper → order ({order}) · asks"]
+    # helper's first answer and order's reply race (order runs meanwhile).
+    assert sorted(whats[2:4]) == sorted(
+        ["Service.helper · answer", f"order ({order}) → Service.helper · answers"]
+    )
+    assert whats[4:] == ["Service.helper · answer"]
     text = "\n".join(history)
     assert LONG_ANSWER in text, "the whole answer, every line"
     assert "Which sizes?" in history and "order lists twelve sizes." in history

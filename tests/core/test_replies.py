@@ -57,10 +57,11 @@ async def test_a_asks_b_and_receives_b_s_answer_in_the_same_cascade():
         assert (reply.from_name, reply.to_name) == ("b", "a")
         assert of_type(events, "trigger_refused") == []
         done = [(e.agent_id, e.result) for e in of_type(events, "agent_completed")]
-        assert done == [(a, "Asked b."), (b, "42"), (a, "b says 42.")]
-        assert {e.event.correlation_id for e in events} == {
-            start.event.correlation_id
-        }
+        # a's first turn and b's turn end in either order; a's reading of
+        # the answer is last.
+        assert sorted(done[:2]) == sorted([(a, "Asked b."), (b, "42")])
+        assert done[2] == (a, "b says 42.")
+        assert {e.event.correlation_id for e in events} == {start.event.correlation_id}
     finally:
         await swarm.close()
 

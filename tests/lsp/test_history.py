@@ -86,15 +86,20 @@ async def test_history_runs_and_card_show_agents_asking_each_other(editor, works
 
             history = await command(client, "remora.agent.history", {"node_id": helper})
             shown = [(e["role"], e["kind"], e["text"]) for e in history]
-            assert shown == [
+            assert shown[:2] == [
                 ("person", "message", "Ask order which sizes exist."),
                 ("agent", "request", "Which sizes?"),
+            ]
+            # helper's first answer and order's reply race: order runs while
+            # helper's first turn ends.
+            assert sorted(shown[2:4]) == [
                 ("agent", "answer", "I asked order."),
                 ("node", "reply", LONG_ANSWER),
-                ("agent", "answer", "order lists twelve sizes."),
             ]
+            assert shown[4] == ("agent", "answer", "order lists twelve sizes.")
             assert history[1]["to"] == {"id": order, "name": "order"}
-            assert history[3]["from"] == {"id": order, "name": "order"}
+            reply_entry = next(e for e in history if e["kind"] == "reply")
+            assert reply_entry["from"] == {"id": order, "name": "order"}
             assert history[0]["run_id"] == run_id
             assert [e["timestamp"] for e in history] == sorted(
                 e["timestamp"] for e in history
@@ -112,6 +117,7 @@ async def test_history_runs_and_card_show_agents_asking_each_other(editor, works
             assert [e["kind"] for e in last] == ["answer"]
 
             runs = await command(client, "remora.runs.list", {})
+            # Newest first (order's run may start before helper's first ends).
             assert [
                 (r["node"]["name"], r["status"], r["trigger"]["text"]) for r in runs
             ] == [
