@@ -174,4 +174,19 @@ def card_markdown(card: dict[str, Any]) -> str:
             for e in recent
         )
         lines += ["", f"**recent events:** {shown}"]
+    answer = card.get("last_answer")
+    if answer:
+        lines += ["", "**last answer:**", "", *_quoted(answer["text"])]
+        if answer["truncated"]:
+            lines += [
+                "",
+                f"_… {answer['lines']} lines in all: the whole conversation is "
+                f"`remora.agent.history {{node_id: {card['id']}}}` "
+                "(Neovim: `:RemoraHistory`)_",
+            ]
     return "\n".join(lines)
+
+
+def _quoted(text: str) -> list[str]:
+    """``text`` as a Markdown block quote (its lines kept)."""
+    return [f"> {line}" if line.strip() else ">" for line in text.splitlines()]

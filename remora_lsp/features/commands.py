@@ -1,8 +1,8 @@
 """Read-only node commands: ``remora.node.get`` and ``remora.node.at``.
 
 Both take one JSON object argument (DESIGN §11) and return a node card (or
-null). Code lenses run ``remora.node.get``. The agent and proposal commands
-arrive with agent runs.
+null). Code lenses run ``remora.node.get``. A card carries the node's latest
+events, its agent's last answer and the conversation's latest entries.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from remora_core.agents.local import local_extra_installed
 
-from remora_lsp.testing.model_server import ModelServer
+from remora_lsp.testing.model_server import ModelServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).parent / "nvim"
@@ -388,3 +389,193 @@ def test_ask_user_is_answered_through_vim_ui_input(workspace):
     assert answers == [("answered", "blue"), ("answered", "navy")]
     assert seen.observed["blocked_lens"] == "remora · blocked · 0 pending proposals"
     assert seen.of_type("agent_completed")
+
+
+# ---- seeing the swarm: lenses, diffs, history, runs (issue 15) ---------------------
+
+LONG_ANSWER = "\n".join(f"Size {n}: {n * 10} cm" for n in range(1, 13))
+
+
+class AskingAgents:
+    """A model that plays ``Service.helper`` asking ``order`` which sizes exist
+    (``message_node``), and ``order`` answering in twelve lines.
+    """
+
+    def __init__(self) -> None:
+        self.helper_turns = 0
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        system = str(request["messages"][0].get("content") or "")
+        if "`order` (id " in system:
+            return Reply(text=LONG_ANSWER)
+        if "`Service.helper` (id " not in system:
+            return Reply(text="Done.")
+        self.helper_turns += 1
+        if self.helper_turns == 1:
+            match = re.search(r"order \(function, (rm_[a-z0-9]{8})\)", system)
+            assert match, system
+            arguments = {"node_id": match.group(1), "request": "Which sizes?"}
+            return Reply(tool_calls=[("message_node", arguments)])
+        if self.helper_turns == 2:
+            return Reply(text="I asked order.")
+        return Reply(text="order lists twelve sizes.")
+
+
+def test_a_lens_click_shows_the_node_card(workspace):
+    seen = run_nvim(workspace, "lens_click").check()
+    card = seen.observed["float"]
+    assert card[0] == "Service.helper"
+    assert "  kind     method" in card
+    assert "  callees  order" in card
+    panel = seen.observed["panel"]
+    assert panel[0] == "order" and "  kind     function" in panel
+
+
+def test_the_show_diff_code_action_opens_the_diff(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        seen = run_nvim(workspace, "show_diff", model).check()
+    (proposed,) = seen.of_type("rewrite_proposed")
+    diff = seen.observed["diff"]
+    assert diff[0] == f"# Remora: proposal {proposed['proposal_id']} (pending)"
+    assert f"+        {DOCSTRING}" in diff
+
+
+def test_history_follows_a_conversation_between_agents(workspace):
+    with ModelServer(responder=AskingAgents()) as model:
+        seen = run_nvim(workspace, "history", model).check()
+        assert len(model.requests) == 4
+    assert seen.observed["history_empty"][1:] == ["Nothing yet: ask with :RemoraAsk."]
+    history = seen.observed["history"]
+    assert (
+        history[0].startswith("# Service.helper (rm_") and "oldest first" in history[0]
+    )
+    headers = [line for line in history if line.startswith("── ")]
+    shown = [" ".join(h.split()[2:]) for h in headers]
+    order = next(e["to_agent"] for e in seen.of_type("agent_message"))
+    whats = [s.split(" · run_")[0] for s in shown]
+    assert whats[:2] == ["you · message", f"Service.helper → order ({order}) · asks"]
+    # helper's first answer and order's reply race (order runs meanwhile).
+    assert sorted(whats[2:4]) == sorted(
+        ["Service.helper · answer", f"order ({order}) → Service.helper · answers"]
+    )
+    assert whats[4:] == ["Service.helper · answer"]
+    text = "\n".join(history)
+    assert LONG_ANSWER in text, "the whole answer, every line"
+    assert "Which sizes?" in history and "order lists twelve sizes." in history
+
+    panel = seen.observed["panel"]
+    conversation = panel[panel.index("Conversation") + 1 : panel.index("Latest events")]
+    assert "    order lists twelve sizes." in conversation
+    assert "    … (12 lines: :RemoraHistory)" in conversation
+    assert (
+        "    Size 4: 40 cm" in conversation and "    Size 5: 50 cm" not in conversation
+    )
+
+
+def test_runs_list_cancels_queued_and_running_runs_and_jumps(workspace):
+    with ModelServer() as model:
+        model.reply_delay(30)
+        seen = run_nvim(workspace, "runs", model).check()
+    observed = seen.observed
+    # :RemoraCancel on a node with three runs asks which, by run id.
+    (choice,) = observed["selects"]
+    assert choice["prompt"] == "Cancel which run?"
+    assert [item.split()[1:] for item in choice["items"]].count(
+        ["Service.helper", "(queued)"]
+    ) == 2
+    assert [item.split()[1:] for item in choice["items"]].count(
+        ["Service.helper", "(running)"]
+    ) == 1
+    picked, queued, running = (
+        observed["picked"],
+        observed["queued"],
+        observed["running"],
+    )
+    assert len({picked, queued, running}) == 3
+    before = observed["runs_before"]
+    assert before[0].startswith("# Remora runs")
+    rows = {line.split()[0]: line.split()[1] for line in before[2:]}
+    assert rows == {picked: "cancelled", queued: "queued", running: "running"}
+    assert any(
+        line.startswith(queued) and "Service.helper" in line and "person" in line
+        for line in before
+    )
+    after = {line.split()[0]: line.split()[1] for line in observed["runs_after"][2:]}
+    assert after == {picked: "cancelled", queued: "cancelled", running: "cancelled"}
+    cancelled = {e["run_id"] for e in seen.of_type("agent_cancelled")}
+    assert cancelled == {picked, queued, running}
+    assert not seen.of_type("agent_completed")
+    assert observed["jumped_to"] == "    def helper(self):"
+
+
+def test_a_question_with_options_is_answered_through_vim_ui_select(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call(
+            "ask_user", {"question": "Round or truncate?", "options": ["round", "cut"]}
+        )
+        model.reply_text("Cutting it is.")
+        seen = run_nvim(workspace, "select_question", model).check()
+        assert "cut" in model.text_of(1)
+    (select,) = seen.observed["selects"]
+    assert select == {
+        "prompt": "Remora asks: Round or truncate?",
+        "items": ["round", "cut"],
+    }
+    (resumed,) = seen.of_type("agent_resumed")
+    assert (resumed["outcome"], resumed["answer"]) == ("answered", "cut")
+
+
+def test_a_missing_server_is_reported_once(workspace):
+    missing = workspace.parent / "no-such-remora-lsp"
+    seen = run_nvim(workspace, "broken_server", server=missing).check()
+    said = [n for n in seen.notifications if "not executable" in n]
+    assert said == [
+        f"Remora: the server `{missing}` is not executable, so Remora is off: install "
+        "it (pip install remora-lsp) or set lsp.cmd; see :checkhealth remora and "
+        ":help remora-install"
+    ]
+
+
+def test_a_crashing_server_is_reported_once(workspace):
+    crashing = workspace.parent / "crashing-remora-lsp"
+    crashing.write_text("#!/bin/sh\necho 'boom' >&2\nexit 3\n", encoding="utf-8")
+    crashing.chmod(0o755)
+    seen = run_nvim(workspace, "broken_server", server=crashing).check()
+    said = [n for n in seen.notifications if "server stopped" in n]
+    assert said == [
+        "Remora: the server stopped (exit code 3): see :LspLog and :checkhealth remora"
+    ]
+
+
+def test_help_remora_and_every_tag_resolve(workspace):
+    seen = run_nvim(workspace, "help").check()
+    observed = seen.observed
+    assert observed["help_buffer"] == "remora.txt"
+    assert (
+        "*remora.txt*" in observed["help_line"] or "*remora*" in observed["help_line"]
+    )
+    assert observed["failed"] == []
+    tags = set(observed["tags"])
+    commands = {c for c in observed["commands"] if c.startswith("Remora")}
+    assert {f":{c}" for c in commands} <= tags, commands
+    assert {f"remora-option-{o}" for o in observed["options"]} <= tags
+    assert {f"remora-option-panel.{o}" for o in observed["panel_options"]} <= tags
+    assert {f"remora-option-panel.keys.{k}" for k in observed["panel_keys"]} <= tags
+    for group in ("RemoraHistoryHeader", "RemoraRunActive", "RemoraRunFailed"):
+        assert f"hl-{group}" in tags
+
+
+def test_checkhealth_finds_the_model_in_the_users_settings_file(workspace):
+    """Since the trust work the model belongs in the person's own file."""
+    with ModelServer() as model:
+        settings = Path(os.environ["REMORA_CONFIG_HOME"]) / "config.yaml"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(
+            f"model: {{base_url: {model.url}, name: scripted}}\n", encoding="utf-8"
+        )
+        seen = run_nvim(workspace, "health").check()
+    report = "\n".join(seen.observed["report"])
+    assert f"OK model server configured in your settings file {settings}" in report
+    assert "ERROR" not in report, report

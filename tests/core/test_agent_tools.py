@@ -176,6 +176,8 @@ async def test_message_node_runs_the_target_agent(shop):
         total,
         call("message_node", {"node_id": tax, "request": "Please round to cents."}),
         Reply(text="Asked tax."),
+        # tax's answer comes back to total: its last turn.
+        Reply(text="Asked tax."),
     )
     script.add(tax, Reply(text="I will round."))
     events = await shop.ask("total", "Make tax round.")
@@ -473,6 +475,7 @@ async def test_fenced_message_line(shop):
     await shop.start(model={"protocol": "fenced"})
     total, tax = shop.id("total"), shop.id("tax")
     script.add(total, Reply(text=f"I will ask.\nMESSAGE {tax}: Please round."))
+    script.add(total, Reply(text="I will ask."))  # reading tax's answer
     script.add(tax, Reply(text="Rounded, in words."))
     events = await shop.ask("total", "Make tax round.")
 
@@ -491,6 +494,7 @@ async def test_fenced_ask_parent_line(shop):
     await shop.start(model={"protocol": "fenced"})
     add, cart = shop.id("Cart.add"), shop.id("Cart")
     script.add(add, Reply(text="ASK_PARENT: May I keep items in a dict?"))
+    script.add(add, Reply(text=f"Messaged {cart}."))  # reading Cart's answer
     events = await shop.ask("Cart.add", "Store items by name.")
 
     message = of_type(events, "agent_message")[0]

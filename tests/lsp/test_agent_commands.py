@@ -40,6 +40,8 @@ COMMANDS = [
     "remora.node.get",
     "remora.node.at",
     "remora.node.events",
+    "remora.agent.history",
+    "remora.runs.list",
     "remora.trust.get",
     "remora.trust.set",
     "remora.trust.revoke",

@@ -28,7 +28,13 @@ return {
     ['workspace/codeLens/refresh'] = function(...)
       return require('remora.handlers').codelens_refresh(...)
     end,
+    ['window/showMessageRequest'] = function(...)
+      return require('remora.handlers').show_message_request(...)
+    end,
   },
+  on_exit = function(...)
+    return require('remora.handlers').on_exit(...)
+  end,
   on_attach = function(client, bufnr)
     require('remora').attach(client, bufnr)
   end,

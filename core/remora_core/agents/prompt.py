@@ -103,6 +103,13 @@ def describe_event(
     if kind == "agent_message":
         sender = graph.get(str(fields["from_agent"]))
         name = _ref(sender) if sender else str(fields["from_agent"])
+        if fields.get("reply_to"):
+            return f"Answer from {name} to your request:\n{fields['message']}"
+        if "request" in fields.get("tags", ()):
+            return (
+                f"Message from {name} (your answer goes back to it):\n"
+                f"{fields['message']}"
+            )
         return f"Message from {name}:\n{fields['message']}"
     if kind == "content_changed":
         changed = [graph.get(i) for i in fields["node_ids"] if i != me]

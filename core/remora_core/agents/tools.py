@@ -312,12 +312,18 @@ async def get_my_callees(context: AgentContext) -> str:
 
 async def send_message(context: AgentContext, to: str, content: str) -> str:
     """Message a node id, "parent", "broadcast:children" or "broadcast:siblings"."""
+    return await _send(context, to, content, ask=False)
+
+
+async def _send(context: AgentContext, to: str, content: str, *, ask: bool) -> str:
+    """Send a message, or (``ask``) a request whose answer comes back."""
     if not content or not content.strip():
         raise ToolError("the message is empty")
     if to == context.agent_id:
         raise ToolError("you cannot message yourself")
     _check_size(context, "limits.message_chars", "a message", content)
-    recipients = await context.turn.send_message(to, content)
+    turn = context.turn
+    recipients = await (turn.ask if ask else turn.send_message)(to, content)
     context.record.messages_sent.extend(recipients)
     if not recipients:
         return f"Nobody received it: {to} has no members."
@@ -325,14 +331,14 @@ async def send_message(context: AgentContext, to: str, content: str) -> str:
 
 
 async def message_node(context: AgentContext, node_id: str, request: str) -> str:
-    """Ask another node's agent to do something."""
+    """Ask another node's agent to do something; its answer comes back."""
     _node(context, node_id)
-    return await send_message(context, node_id, request)
+    return await _send(context, node_id, request, ask=True)
 
 
 async def ask_parent(context: AgentContext, request: str) -> str:
-    """Ask the parent node's agent."""
-    return await send_message(context, "parent", request)
+    """Ask the parent node's agent; its answer comes back."""
+    return await _send(context, "parent", request, ask=True)
 
 
 async def subscribe(

@@ -111,13 +111,24 @@ class HumanChat(BaseEvent):
 
 
 class AgentMessage(BaseEvent):
-    """One agent wrote to another."""
+    """One agent wrote to another.
+
+    ``request`` in ``tags``: the sender asked (``message_node``, ``ask_parent``)
+    and the recipient's answer comes back as a message tagged ``reply`` whose
+    ``reply_to`` is the request's event id (``swarm/runner.py``).
+    """
 
     type: Literal["agent_message"] = "agent_message"
     from_agent: str
     to_agent: str
     message: str
     tags: tuple[str, ...] = ()
+    from_name: str = ""
+    """The sender's qualified name when it was sent (ids outlive names)."""
+    to_name: str = ""
+    """The recipient's qualified name when it was sent."""
+    reply_to: str | None = None
+    """For a reply: the id of the request it answers."""
 
 
 class AgentStarted(BaseEvent):

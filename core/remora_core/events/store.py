@@ -450,6 +450,60 @@ class EventStore:
             found = [s for s in reversed(self._memory) if node_id in s.nodes][:limit]
         return found
 
+    async def conversation_of(
+        self, node_id: str, types: tuple[str, ...], limit: int
+    ) -> list[StoredEvent]:
+        """The latest events of ``types`` concerning ``node_id``, newest first."""
+        marks = ", ".join("?" * len(types))
+        found = await self._select(
+            f"type IN ({marks}) AND seq IN "
+            "(SELECT seq FROM event_nodes WHERE node_id = ?)",
+            (*types, node_id),
+            limit,
+            True,
+        )
+        if found is None:
+            found = [
+                s
+                for s in reversed(self._memory)
+                if node_id in s.nodes and s.event.type in types
+            ][:limit]
+        return found
+
+    async def of_runs(
+        self, run_ids: list[str], types: tuple[str, ...]
+    ) -> list[StoredEvent]:
+        """The events of ``types`` of the given runs, oldest first."""
+        if not run_ids:
+            return []
+        runs, marks = ", ".join("?" * len(run_ids)), ", ".join("?" * len(types))
+        found = await self._select(
+            f"run_id IN ({runs}) AND type IN ({marks})",
+            (*run_ids, *types),
+            len(run_ids) * 4,
+            False,
+        )
+        if found is None:
+            found = [
+                s
+                for s in self._memory
+                if s.event.run_id in run_ids and s.event.type in types
+            ]
+        return found
+
+    async def by_ids(self, event_ids: list[str]) -> list[StoredEvent]:
+        """The events with the given ids (those still known), oldest first."""
+        if not event_ids:
+            return []
+        marks = ", ".join("?" * len(event_ids))
+        found = await self._select(
+            f"id IN ({marks})", tuple(event_ids), len(event_ids), False
+        )
+        if found is None:
+            wanted = set(event_ids)
+            found = [s for s in self._memory if s.event.id in wanted]
+        return found
+
     async def of_type(self, event_type: str, limit: int = 50) -> list[StoredEvent]:
         """The latest events of one type, newest first."""
         found = await self._select("type = ?", (event_type,), limit, True)

@@ -25,7 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from remora_core.front.batch_commands import BATCH_COMMANDS
 from remora_core.front.errors import InvalidArguments
-from remora_core.model import ProposalStatus, RunStatus
+from remora_core.model import ProposalStatus
+from remora_core.swarm.run_list import MAX_RUNS
+from remora_core.swarm.run_list import RunStatus as ShownRunStatus
 from remora_core.text import PositionEncoding
 
 if TYPE_CHECKING:
@@ -119,9 +121,9 @@ class ProposalsArgs(Arguments):
 class RunsArgs(Arguments):
     """Optional status and node."""
 
-    status: RunStatus | None = None
+    status: ShownRunStatus | None = None
     node_id: str | None = None
-    limit: int = Field(default=50, ge=1, le=10_000)
+    limit: int = Field(default=100, ge=1, le=MAX_RUNS)
 
 
 class EventsArgs(Arguments):
@@ -269,8 +271,7 @@ async def proposals_list(
 async def runs_list(app: RemoraApp, a: RunsArgs, editor: Editor | None) -> Any:
     """``remora.runs.list`` → runs, newest first."""
     node_id = app.nodes.find(a.node_id).id if a.node_id is not None else None
-    status = a.status.value if a.status is not None else None
-    return await app.runs.list(status=status, node_id=node_id, limit=a.limit)
+    return await app.runs.list(status=a.status, node_id=node_id, limit=a.limit)
 
 
 async def events_list(app: RemoraApp, a: EventsArgs, editor: Editor | None) -> Any:

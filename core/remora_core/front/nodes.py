@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.cards import node_card, node_ref
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
+from remora_core.history import conversation, last_answer
 from remora_core.identity import ID_PREFIX, is_node_id
 from remora_core.model import NodeStatus
 from remora_core.search import search_nodes
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECENT_EVENTS = 10
+CONVERSATION = 6
+"""The conversation's latest entries a card carries (the panel shows them)."""
 MAX_CANDIDATES = 20
 
 
@@ -119,7 +122,9 @@ class Nodes:
         return {**node_ref(node), "agent_status": node.agent_status.value}
 
     async def card(self, node: CodeNode, recent: int = RECENT_EVENTS) -> dict[str, Any]:
-        """The node card: :func:`node_card` + pending proposals + recent events."""
+        """The node card: :func:`node_card` + pending proposals + recent events +
+        the last answer and the conversation's latest entries (``history.py``).
+        """
         project = self._project
         card = node_card(project.graph, node)
         pending = project.agents.services.proposals.pending(node_id=node.id)
@@ -127,4 +132,6 @@ class Nodes:
         card["proposals"] = [p.to_json() for p in pending]
         events = await project.swarm.events.for_node(node.id, recent)
         card["recent_events"] = [stored.to_json() for stored in events]
+        card["last_answer"] = await last_answer(project.swarm.events, node.id)
+        card["conversation"] = await conversation(project.swarm, node.id, CONVERSATION)
         return card

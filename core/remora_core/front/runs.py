@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.events.models import HumanChat
 from remora_core.front.errors import NotOwner
+from remora_core.swarm.run_list import RunStatus as ShownRunStatus
+from remora_core.swarm.run_list import list_runs
 
 if TYPE_CHECKING:
     from remora_core.front.nodes import Nodes
@@ -86,15 +88,13 @@ class Runs:
         return True
 
     async def list(
-        self, *, status: str | None = None, node_id: str | None = None, limit: int = 50
+        self,
+        *,
+        status: ShownRunStatus | None = None,
+        node_id: str | None = None,
+        limit: int = 100,
     ) -> list[dict[str, Any]]:
-        """Recent runs, newest first, with the node's qualified name."""
-        runs = await self._project.swarm.runs.recent(
-            status=status, node_id=node_id, limit=limit
+        """Queued runs, then recorded ones newest first (``swarm/run_list.py``)."""
+        return await list_runs(
+            self._project.swarm, status=status, node_id=node_id, limit=limit
         )
-        graph = self._project.graph
-        for run in runs:
-            node = graph.get(run["node_id"])
-            run["node"] = node.qualified_name if node is not None else None
-            run["file_path"] = node.file_path if node is not None else None
-        return runs

@@ -164,7 +164,7 @@ MIGRATIONS: list[str] = [
         body TEXT NOT NULL  -- the arguments, JSON
     ) WITHOUT ROWID;
     """,
-    # batch: checkpoints of agents' state, each part stored once by its sha256
+    # 6: checkpoints of agents' state, each part stored once by its sha256
     # (a checkpoint of unchanged state is one small row; DESIGN §10).
     """
     CREATE TABLE blobs (
@@ -178,6 +178,13 @@ MIGRATIONS: list[str] = [
         git_head TEXT,
         manifest TEXT NOT NULL  -- JSON: part name -> blob hash
     );
+    """,
+    # 7: what the list of runs and a node's conversation read: a run's events
+    # by run id (its end), runs by the event that started them, newest first.
+    """
+    CREATE INDEX events_by_run ON events(run_id, type);
+    CREATE INDEX runs_by_trigger ON runs(trigger_event_id);
+    CREATE INDEX runs_by_start ON runs(started_at);
     """,
 ]
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from remora_core.redact import scrub
 
@@ -17,6 +18,12 @@ START_RUN_SQL = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
 )
+CANCELLED_RUN_SQL = (
+    "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
+    "status, started_at, ended_at, error) "
+    "VALUES (?, ?, ?, ?, 'cancelled', ?, ?, 'cancelled before it started')"
+)
+"""A promised run cancelled while queued: it never started, yet is listed."""
 FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
 ADD_CHAIN_SQL = (
     "INSERT OR REPLACE INTO activation_chain "
@@ -24,16 +31,19 @@ ADD_CHAIN_SQL = (
 )
 
 
-RUN_COLUMNS = (
-    "id",
-    "node_id",
-    "trigger_event_id",
-    "correlation_id",
-    "status",
-    "started_at",
-    "ended_at",
-    "error",
-)
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One row of ``runs``."""
+
+    id: str
+    node_id: str
+    trigger_event_id: str | None
+    correlation_id: str | None
+    status: str
+    """running | completed | failed | cancelled | interrupted"""
+    started_at: float
+    ended_at: float | None
+    error: str | None
 
 
 class RunStore:
@@ -90,29 +100,6 @@ class RunStore:
 
         return await self.database.read(work, "reading runs") or []
 
-    async def recent(
-        self, *, status: str | None = None, node_id: str | None = None, limit: int = 50
-    ) -> list[dict[str, Any]]:
-        """The latest runs, newest first, optionally of one status or node."""
-        if self.database is None:
-            return []
-        where, args = [], []
-        for column, value in (("status", status), ("node_id", node_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-
-        def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = db.execute(
-                f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {clause} "
-                "ORDER BY started_at DESC LIMIT ?",
-                (*args, limit),
-            ).fetchall()
-            return [dict(zip(RUN_COLUMNS, row, strict=True)) for row in rows]
-
-        return await self.database.read(work, "reading runs") or []
-
     async def mark_interrupted(self, run_id: str) -> None:
         """Record that a run died with the process that ran it."""
         await self.finish(run_id, "interrupted", "the server stopped during the run")
@@ -129,6 +116,48 @@ class RunStore:
             return row[0] if row else None
 
         return await self.database.read(work, "reading a run")
+
+    async def recent(
+        self, *, status: str | None, node_id: str | None, limit: int
+    ) -> list[RunRow]:
+        """Recorded runs, newest first, optionally of one status and node."""
+        if self.database is None:
+            return []
+        where, args = [], []
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        if node_id is not None:
+            where.append("node_id = ?")
+            args.append(node_id)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+
+        def work(db: sqlite3.Connection) -> list[RunRow]:
+            rows = db.execute(
+                "SELECT id, node_id, trigger_event_id, correlation_id, status, "
+                f"started_at, ended_at, error FROM runs {clause}"
+                "ORDER BY started_at DESC LIMIT ?",
+                (*args, limit),
+            ).fetchall()
+            return [RunRow(*row) for row in rows]
+
+        return await self.database.read(work, "listing runs") or []
+
+    async def for_triggers(self, event_ids: list[str]) -> dict[str, str]:
+        """Trigger event id → the run it started (the first, if coalesced)."""
+        if self.database is None or not event_ids:
+            return {}
+        marks = ", ".join("?" * len(event_ids))
+
+        def work(db: sqlite3.Connection) -> dict[str, str]:
+            rows = db.execute(
+                f"SELECT trigger_event_id, id FROM runs WHERE trigger_event_id "
+                f"IN ({marks}) ORDER BY started_at DESC",
+                event_ids,
+            ).fetchall()
+            return {trigger: run for trigger, run in rows}
+
+        return await self.database.read(work, "reading runs") or {}
 
     async def load_chains(self, since: float) -> list[tuple[str, str, int, float]]:
         """Chain entries younger than ``since`` (older ones are deleted)."""

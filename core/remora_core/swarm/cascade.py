@@ -7,7 +7,13 @@ is refused — with a ``trigger_refused`` event saying which rule — when:
 
 - ``max_depth``: that depth exceeds ``swarm.max_depth``;
 - ``cycle``: *A* is already in the chain of that correlation (an agent is
-  triggered at most once per cascade: A→B→A stops at the second A);
+  triggered at most once per cascade: A→B→A stops at the second A). One
+  exception: the answer to a request *A* made (``message_node``,
+  ``ask_parent``; a message tagged ``reply`` whose ``reply_to`` is a request
+  admitted in this cascade) triggers *A* again, once per request — so
+  A → B → A-reply works, and a ping-pong still stops: requests are only
+  admitted for agents new to the chain, so there are never more replies than
+  agents, and replies count against the budget;
 - ``turn_budget``: the cascade already has ``swarm.turn_budget`` turns;
 - ``orphaned`` / ``unknown_agent``: *A* is not an active node;
 - ``secret``: *A*'s file matches ``secrets.exclude`` — its agent never runs,
@@ -26,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from remora_core.events.models import BaseEvent
+from remora_core.swarm.turns import REPLY_TAG, REQUEST_TAG
 
 EXPIRY_INTERVAL_S = 60.0
 """How often old chains are looked for while triggers arrive."""
@@ -45,6 +52,10 @@ class Chain:
 
     agents: dict[str, int] = field(default_factory=dict)
     """Agent id → depth at which it was admitted."""
+    requests: dict[str, str] = field(default_factory=dict)
+    """Admitted requests owed a reply: request event id → the asker."""
+    replies: int = 0
+    """Turns admitted for replies (they count against the budget)."""
     started: float = field(default_factory=time.time)
 
 
@@ -117,18 +128,38 @@ class CascadeRules:
             chain = None
         if chain is None:
             chain = self.chains[event.correlation_id] = Chain(started=self.clock())
+        spent = len(chain.agents) + chain.replies >= self.turn_budget
+        budget = Refusal(
+            "turn_budget",
+            f"the cascade has used its budget of {self.turn_budget} turns "
+            "(swarm.turn_budget)",
+        )
         if agent_id in chain.agents:
+            if _answers(event, chain, agent_id):
+                if spent:
+                    return budget
+                del chain.requests[event.__dict__["reply_to"]]
+                chain.replies += 1
+                return None
             return Refusal(
                 "cycle",
                 f"{agent_id} already ran in this cascade (at depth "
                 f"{chain.agents[agent_id]})",
             )
-        if len(chain.agents) >= self.turn_budget:
-            return Refusal(
-                "turn_budget",
-                f"the cascade has used its budget of {self.turn_budget} turns "
-                "(swarm.turn_budget)",
-            )
+        if spent:
+            return budget
         chain.agents[agent_id] = depth
+        if REQUEST_TAG in event.labels() and event.to_agent == agent_id:
+            chain.requests[event.id] = event.from_agent or ""
         self.unsaved.append((event.correlation_id, agent_id, depth, self.clock()))
         return None
+
+
+def _answers(event: BaseEvent, chain: Chain, agent_id: str) -> bool:
+    """Whether ``event`` is the reply owed to ``agent_id`` for a request."""
+    reply_to = event.__dict__.get("reply_to")
+    return (
+        REPLY_TAG in event.labels()
+        and reply_to is not None
+        and chain.requests.get(reply_to) == agent_id
+    )

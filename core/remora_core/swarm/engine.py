@@ -122,6 +122,11 @@ class Swarm:
         node = self.graph.get(agent_id)
         return node is not None and node.status is NodeStatus.ACTIVE
 
+    def name_of(self, agent_id: str) -> str:
+        """An agent's qualified name ("" for an unknown id)."""
+        node = self.graph.get(agent_id)
+        return node.qualified_name if node is not None else ""
+
     def set_agent_status(self, agent_id: str, status: AgentStatus) -> None:
         """Tell the project an agent's status changed."""
         if self.on_status is not None:

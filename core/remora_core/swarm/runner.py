@@ -16,6 +16,12 @@ other promise is *answered by* it: it has its own ``runs`` row, ``cancel_run``
 on it cancels the turn that answers it, and when the turn ends, it ends too,
 with the same outcome and ``answered_by`` naming the run that answered it. So
 every run id a person was given ends with an event.
+
+A turn triggered by a request (``message_node``, ``ask_parent``: an
+``agent_message`` tagged ``request``) answers it: before the run's end, its
+answer (or why it failed) goes back to the asker as an ``agent_message``
+tagged ``reply`` with ``reply_to`` set, in the same cascade; the cascade rules
+admit the asker once more for it (``cascade.py``).
 """
 
 from __future__ import annotations
@@ -30,13 +36,14 @@ from remora_core.events.models import (
     AgentCancelled,
     AgentCompleted,
     AgentFailed,
+    AgentMessage,
     AgentStarted,
     new_event_id,
 )
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
-from remora_core.store.runs import FINISH_RUN_SQL, START_RUN_SQL
-from remora_core.swarm.turns import Swarm, Turn, TurnFailed
+from remora_core.store.runs import CANCELLED_RUN_SQL, FINISH_RUN_SQL, START_RUN_SQL
+from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -201,6 +208,7 @@ class Runner:
                 )
             )
             result = await swarm.turn_function(turn)
+            await self._reply(turn, result or "")
             # A quick turn's bookkeeping may still linger: write it now. Until
             # ``agent_started`` is in, a cancel still ends the run cancelled.
             swarm.events.flush()
@@ -231,6 +239,7 @@ class Runner:
                 ),
             )
             log.warning("turn of %s failed: %s", actor.agent_id, error)
+            await self._reply(turn, f"I could not do it: {error}")
             await self._end(
                 turn,
                 AgentFailed(agent_id=actor.agent_id, error=error),
@@ -293,6 +302,23 @@ class Runner:
         if ends:
             await asyncio.gather(*ends)
 
+    async def _reply(self, turn: Turn, answer: str) -> None:
+        """Send the turn's answer back to every agent that asked it something
+        (``message_node``, ``ask_parent``), in the same cascade.
+        """
+        for request in turn.requests():
+            await turn.emit(
+                AgentMessage(
+                    from_agent=turn.agent_id,
+                    to_agent=request.from_agent,
+                    message=answer.strip() or "(no answer)",
+                    tags=(REPLY_TAG,),
+                    reply_to=request.id,
+                    from_name=self.swarm.name_of(turn.agent_id),
+                    to_name=self.swarm.name_of(request.from_agent),
+                )
+            )
+
     def reserve(self, trigger_id: str) -> str:
         """The run id the turn triggered by event ``trigger_id`` will have."""
         run_id = self.reserved[trigger_id] = new_run_id()
@@ -316,8 +342,22 @@ class Runner:
                 if not actor.pending and actor.wake is not None:
                     actor.wake.cancel()
                     actor.wake = None
-                # The run never started, yet whoever holds its id sees it end.
+                # The run never started, yet whoever holds its id sees it end,
+                # and the list of runs shows it cancelled.
                 trigger = dropped[0].event
+                self.swarm.events.also_write(
+                    CANCELLED_RUN_SQL,
+                    [
+                        (
+                            run_id,
+                            actor.agent_id,
+                            trigger.id,
+                            trigger.correlation_id,
+                            trigger.timestamp,
+                            time.time(),
+                        )
+                    ],
+                )
                 self.swarm.emit_nowait(
                     AgentCancelled(
                         agent_id=actor.agent_id,

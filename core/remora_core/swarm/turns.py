@@ -62,6 +62,12 @@ class Swarm(Protocol):
         ...
 
 
+REQUEST_TAG = "request"
+"""Tag of a message that asks for an answer."""
+REPLY_TAG = "reply"
+"""Tag of the answer to a request (it carries ``reply_to``)."""
+
+
 class TurnFailed(Exception):
     """A turn ended in failure; the message is for a person (shown as is)."""
 
@@ -115,9 +121,27 @@ class Turn:
                     to_agent=recipient,
                     message=message,
                     tags=tags,
+                    from_name=self.swarm.name_of(self.agent_id),
+                    to_name=self.swarm.name_of(recipient),
                 )
             )
         return recipients
+
+    async def ask(self, to: str, request: str) -> list[str]:
+        """Send a request (``message_node``, ``ask_parent``): each recipient's
+        answer comes back to this agent as a ``reply`` in the same cascade.
+        """
+        return await self.send_message(to, request, (REQUEST_TAG,))
+
+    def requests(self) -> list[AgentMessage]:
+        """The requests among this turn's triggers (each is owed a reply)."""
+        return [
+            stored.event
+            for stored in self.events
+            if isinstance(stored.event, AgentMessage)
+            and REQUEST_TAG in stored.event.tags
+            and stored.event.to_agent == self.agent_id
+        ]
 
     async def subscribe(self, pattern: Pattern) -> str:
         """Add a subscription for this agent; return its id."""

@@ -9,6 +9,7 @@ from remora_lsp.command_line import output
 log = logging.getLogger(__name__)
 
 NAME = "ps"
+IN_FLIGHT = ("queued", "running", "waiting")
 HELP = "list agent runs in flight (--all: recent runs too)"
 
 
@@ -21,10 +22,11 @@ def add_arguments(parser) -> None:
 
 async def run(args, backend) -> int:
     """Print the runs."""
-    arguments = {"limit": args.limit, "node_id": args.node}
-    if not args.all:
-        arguments["status"] = "running"
-    runs = await backend.call("remora.runs.list", arguments)
+    runs = await backend.call(
+        "remora.runs.list", {"limit": args.limit, "node_id": args.node}
+    )
+    if not args.all:  # in flight: queued, running or waiting for a person
+        runs = [r for r in runs if r["status"] in IN_FLIGHT]
     if args.json:
         output.emit_json(runs)
         return 0
@@ -32,11 +34,12 @@ async def run(args, backend) -> int:
         (
             r["id"],
             r["status"],
-            output.when(r["started_at"]),
-            output.when(r["ended_at"]),
-            r["node_id"],
-            r.get("node") or "",
-            r.get("error") or "",
+            output.when(r.get("started_at")),
+            output.when(r.get("ended_at")),
+            r["node"]["id"],
+            r["node"].get("name") or "",
+            r["trigger"]["text"],
+            (r.get("outcome") or "").splitlines()[0][:60] if r.get("outcome") else "",
         )
         for r in runs
     ]
@@ -44,6 +47,8 @@ async def run(args, backend) -> int:
         "no runs" if args.all else "no runs in flight (remora ps --all: recent ones)"
     )
     output.emit_table(
-        ("RUN", "STATUS", "STARTED", "ENDED", "NODE", "NAME", "ERROR"), rows, empty
+        ("RUN", "STATUS", "STARTED", "ENDED", "NODE", "NAME", "TRIGGER", "OUTCOME"),
+        rows,
+        empty,
     )
     return 0

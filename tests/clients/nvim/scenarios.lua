@@ -262,4 +262,243 @@ function S.health(t)
   t.observe('report', api.nvim_buf_get_lines(0, 0, -1, false))
 end
 
+-- ---- seeing the swarm (issue 15) ----------------------------------------------------
+
+--- The lines of the first floating window, or nil.
+local function float_lines()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_config(win).relative ~= '' then
+      return api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false)
+    end
+  end
+  return nil
+end
+
+--- Whether some line of `lines` contains `needle` (plain).
+local function has(lines, needle)
+  for _, line in ipairs(lines or {}) do
+    if line:find(needle, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Record vim.ui.select calls and answer with `pick(items, formatted)`.
+local function stub_select(t, pick)
+  t.result.observed.selects = {}
+  vim.ui.select = function(items, opts, on_choice)
+    local shown = {}
+    for _, item in ipairs(items) do
+      table.insert(shown, opts.format_item and opts.format_item(item) or tostring(item))
+    end
+    table.insert(t.result.observed.selects, { prompt = opts.prompt, items = shown })
+    vim.defer_fn(function()
+      local index = pick(items, shown)
+      on_choice(index and items[index] or nil, index)
+    end, 20)
+  end
+end
+
+--- Clicking a lens (vim.lsp.codelens.run) shows the node card in a float.
+function S.lens_click(t)
+  local buf = t.open('pkg/service.py')
+  local row = t.cursor_to('def helper')
+  lens(t, row, 'remora ·', buf)
+  vim.lsp.codelens.run()
+  t.observe('float', t.wait('the node card in a float', function()
+    local lines = float_lines()
+    return lines and lines[1] == 'Service.helper' and lines
+  end, RUN_MS))
+  -- With the panel open (not following the cursor), a lens click shows its
+  -- node there.
+  require('remora.config').options.panel.follow = false
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  local order = t.cursor_to('def order')
+  lens(t, order, 'remora ·', buf)
+  vim.lsp.codelens.run()
+  t.observe('panel', t.wait('the panel to show order', function()
+    return t.panel_title() == 'order' and t.panel()
+  end, RUN_MS))
+end
+
+--- The "Show diff" code action opens the proposal's diff.
+function S.show_diff(t)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal and the end of the run', function()
+    return #t.events('rewrite_proposed') > 0 and #t.events('agent_completed') > 0
+  end, RUN_MS)
+  t.wait('the diagnostic', function()
+    return #vim.diagnostic.get(0) > 0
+  end, RUN_MS)
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      return action.title == 'Show diff'
+    end,
+    apply = true,
+  })
+  t.observe('diff', t.wait('the diff window', function()
+    return t.window_lines('^remora://diff/pr_')
+  end, RUN_MS))
+end
+
+--- :RemoraHistory follows the conversation while it grows; the panel shows
+--- its last entries.
+function S.history(t)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def helper')
+  vim.cmd('RemoraHistory')
+  t.observe('history_empty', t.wait('the empty conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, 'Nothing yet') and lines
+  end, RUN_MS))
+  api.nvim_set_current_win(source)
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Ask order which sizes exist.')
+  t.observe('history', t.wait('the history to follow the answer', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, 'order lists twelve sizes.') and has(lines, 'Size 12: 120 cm') and lines
+  end, RUN_MS))
+  t.observe('panel', t.wait('the panel to show the conversation', function()
+    return t.panel_has('order lists twelve sizes.') and t.panel()
+  end, RUN_MS))
+end
+
+--- :RemoraCancel picks a run by id; :RemoraRuns lists queued and running runs,
+--- `c` cancels the one under the cursor, <CR> jumps to its node.
+function S.runs(t)
+  local picked
+  stub_select(t, function(_, shown)
+    for i = #shown, 1, -1 do
+      if shown[i]:find('(queued)', 1, true) then
+        picked = shown[i]:match('^(run_%w+)')
+        return i
+      end
+    end
+  end)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Think slowly.')
+  t.wait('the first run to start', function()
+    return #t.events('model_request') > 0
+  end, RUN_MS)
+  vim.cmd('RemoraAsk And then this.')
+  vim.cmd('RemoraAsk And this too.')
+  t.wait('two runs asked for', function()
+    return #require('remora.handlers').open_runs() == 3
+  end, RUN_MS)
+  vim.cmd('RemoraPanel')
+  t.observe('panel_runs', t.wait("the panel to show the runs' state", function()
+    local lines = t.panel() or {}
+    for _, line in ipairs(lines) do
+      local _, queued = line:gsub(' queued', '')
+      if line:find('^Run run_') and line:find(' running', 1, true) and queued == 2 then
+        return line
+      end
+    end
+  end, RUN_MS))
+  vim.cmd('RemoraPanel close')
+  vim.cmd('RemoraCancel')
+  t.wait('the picked queued run to be cancelled', function()
+    return picked and #t.events('agent_cancelled', { run_id = picked }) == 1
+  end, RUN_MS)
+  t.observe('picked', picked)
+
+  vim.cmd('RemoraRuns')
+  local lines = t.wait('the runs list', function()
+    local lines = t.window_lines('^remora://runs$')
+    return lines and has(lines, ' queued ') and has(lines, ' running ') and has(lines, ' cancelled ') and lines
+  end, RUN_MS)
+  t.observe('runs_before', lines)
+  local _, win = t.window_lines('^remora://runs$')
+  api.nvim_set_current_win(win)
+  t.cursor_to(' queued ')
+  local queued = assert(api.nvim_get_current_line():match('^(run_%w+)'), 'no run on the line')
+  t.observe('queued', queued)
+  api.nvim_feedkeys('c', 'x', false)
+  t.wait('the queued run to be cancelled', function()
+    return #t.events('agent_cancelled', { run_id = queued }) == 1
+  end, RUN_MS)
+  t.cursor_to(' running ')
+  local running = assert(api.nvim_get_current_line():match('^(run_%w+)'), 'no run on the line')
+  t.observe('running', running)
+  api.nvim_feedkeys('c', 'x', false)
+  t.wait('the running run to be cancelled', function()
+    return #t.events('agent_cancelled', { run_id = running }) == 1
+  end, RUN_MS)
+  t.observe('runs_after', t.wait('the list to follow', function()
+    local lines = t.window_lines('^remora://runs$')
+    return lines and not has(lines, ' queued ') and not has(lines, ' running ') and lines
+  end, RUN_MS))
+  _, win = t.window_lines('^remora://runs$')
+  api.nvim_set_current_win(win)
+  api.nvim_win_set_cursor(win, { 3, 0 })
+  api.nvim_feedkeys(api.nvim_replace_termcodes('<CR>', true, false, true), 'x', false)
+  t.wait('the jump to the node', function()
+    return api.nvim_buf_get_name(0):match('pkg/service%.py$')
+  end, 5000)
+  t.observe('jumped_to', api.nvim_get_current_line())
+  t.observe('source_was', api.nvim_win_is_valid(source))
+end
+
+--- An agent's question with options is answered through vim.ui.select.
+function S.select_question(t)
+  stub_select(t, function(_, shown)
+    return vim.fn.index(shown, 'cut') + 1
+  end)
+  t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Fix the precision.')
+  t.wait('the run to complete', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+end
+
+--- Open two Python files with a server that cannot run: one message.
+function S.broken_server(t)
+  vim.cmd.edit('pkg/service.py')
+  t.sleep(1500)
+  vim.cmd.edit('pkg/models.py')
+  t.sleep(1500)
+end
+
+--- :help remora and every tag of doc/remora.txt resolve.
+function S.help(t)
+  local doc = os.getenv('REMORA_REPO') .. '/clients/nvim/doc/remora.txt'
+  local copy = vim.fn.tempname()
+  vim.fn.mkdir(copy .. '/doc', 'p')
+  vim.fn.writefile(vim.fn.readfile(doc), copy .. '/doc/remora.txt')
+  vim.cmd('helptags ' .. vim.fn.fnameescape(copy .. '/doc'))
+  vim.opt.runtimepath:prepend(copy)
+  vim.cmd('help remora')
+  t.observe('help_buffer', vim.fn.fnamemodify(api.nvim_buf_get_name(0), ':t'))
+  t.observe('help_line', api.nvim_get_current_line())
+  local tags, failed = {}, {}
+  for _, line in ipairs(vim.fn.readfile(doc)) do
+    for tag in line:gmatch('%*([^%s*|]+)%*') do
+      table.insert(tags, tag)
+      local ok = pcall(vim.cmd.help, tag)
+      if not ok or vim.fn.fnamemodify(api.nvim_buf_get_name(0), ':t') ~= 'remora.txt' then
+        table.insert(failed, tag)
+      end
+    end
+  end
+  t.observe('tags', tags)
+  t.observe('failed', failed)
+  t.observe('commands', vim.tbl_keys(api.nvim_get_commands({})))
+  t.observe('options', vim.tbl_keys(require('remora.config').defaults))
+  t.observe('panel_keys', vim.tbl_keys(require('remora.config').defaults.panel.keys))
+  t.observe('panel_options', vim.tbl_keys(require('remora.config').defaults.panel))
+end
+
 return S

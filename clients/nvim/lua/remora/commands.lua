@@ -1,5 +1,5 @@
 --- The user commands: :RemoraAsk, :RemoraAccept, :RemoraReject, :RemoraDiff,
---- :RemoraPanel, :RemoraCancel, :RemoraEvents. Each acts on the node under the
+--- :RemoraPanel, :RemoraCancel, :RemoraEvents, :RemoraHistory, :RemoraRuns. Each acts on the node under the
 --- cursor (asked with `remora.node.at`), or on the panel's node when the
 --- cursor is in the panel.
 local M = {}
@@ -226,89 +226,73 @@ end
 --- @param client vim.lsp.Client
 function M.diff_node(card, client)
   with_proposal(card, client, function(proposal, owner)
-    server().execute(client, 'remora.proposal.diff', { proposal_id = proposal.id }, function(result)
-      local lines = {
-        string.format('# %s: proposal %s (%s)', owner.qualified_name, proposal.id, result.status or '?'),
-      }
-      vim.list_extend(lines, vim.split(result.diff or '', '\n', { plain = true, trimempty = true }))
-      require('remora.scratch').show('remora://diff/' .. proposal.id, lines, 'diff')
-    end)
+    require('remora.actions').show_diff(client, proposal.id, owner.qualified_name)
   end)
 end
 
 -- ---- runs ----------------------------------------------------------------------------
 
---- Cancel one run: through its progress token when it has one (what the
---- progress's cancel button does), else with `remora.agent.cancel`.
+--- Cancel run `run_id` with `remora.agent.cancel` (a queued run too): runs
+--- are told apart by id, never by their progress title (two runs of one
+--- node share a title).
 --- @param client vim.lsp.Client
---- @param title string? the run's progress title
---- @param run_id string?
+--- @param run_id string
 --- @param label string for messages
-local function cancel(client, title, run_id, label)
-  for _, p in ipairs(require('remora.progress').active(client.id)) do
-    if title and p.title == title and p.cancellable then
-      client:notify('window/workDoneProgress/cancel', { token = p.token })
-      server().notify('cancelling ' .. label)
-      return
-    end
-  end
-  if not run_id then
-    return warn('nothing to cancel')
-  end
+function M.cancel_run(client, run_id, label)
+  server().notify('cancelling ' .. label)
   server().execute(client, 'remora.agent.cancel', { run_id = run_id }, function(result)
     if result and result.cancelled then
-      server().notify('cancelled ' .. label)
+      server().notify(string.format('cancelled %s (%s)', label, run_id))
     else
-      warn(label .. ' was not running')
+      warn(string.format('%s (%s) was not running', label, run_id))
     end
   end)
 end
 
---- Cancel the run of the node's agent.
+--- Pick one of `runs` (several: `vim.ui.select`) and cancel it.
+--- @param runs { run_id: string, agent_id: string, client_id: integer, started: boolean }[]
+local function cancel_one_of(runs)
+  local handlers = require('remora.handlers')
+  local function go(run)
+    local client = run and vim.lsp.get_client_by_id(run.client_id)
+    if client then
+      M.cancel_run(client, run.run_id, handlers.name(run.agent_id))
+    end
+  end
+  if #runs == 0 then
+    return warn('no run under way')
+  elseif #runs == 1 then
+    return go(runs[1])
+  end
+  table.sort(runs, function(a, b)
+    return a.run_id < b.run_id
+  end)
+  vim.ui.select(runs, {
+    prompt = 'Cancel which run?',
+    format_item = function(run)
+      return string.format('%s %s (%s)', run.run_id, handlers.name(run.agent_id), run.started and 'running' or 'queued')
+    end,
+  }, go)
+end
+
+--- Cancel the run of the node's agent (several: pick one by run id).
 --- @param card table
 --- @param client vim.lsp.Client
 function M.cancel_node(card, client)
-  local title = 'Remora: ' .. card.qualified_name
-  for _, p in ipairs(require('remora.progress').active(client.id)) do
-    if p.title == title then
-      return cancel(client, title, nil, card.qualified_name)
-    end
-  end
   local runs = require('remora.handlers').open_runs(card.id)
   if #runs == 0 then
     return warn(string.format('%s has no run under way', card.qualified_name))
   end
   for _, run in ipairs(runs) do
-    cancel(client, nil, run.run_id, card.qualified_name)
+    run.client_id = run.client_id or client.id
   end
+  cancel_one_of(runs)
 end
 
 --- Cancel whatever Remora is doing when the cursor is on no running node:
 --- the one run under way, or the one picked with `vim.ui.select`.
 local function cancel_any()
-  local choices = {}
-  for _, p in ipairs(require('remora.progress').active()) do
-    if p.cancellable then
-      table.insert(choices, p)
-    end
-  end
-  local function go(p)
-    local client = p and vim.lsp.get_client_by_id(p.client_id)
-    if client then
-      cancel(client, p.title, nil, (p.title:gsub('^Remora: ', '')))
-    end
-  end
-  if #choices == 0 then
-    return warn('no run under way')
-  elseif #choices == 1 then
-    return go(choices[1])
-  end
-  vim.ui.select(choices, {
-    prompt = 'Cancel which run?',
-    format_item = function(p)
-      return p.title .. (p.message and (' ' .. p.message) or '')
-    end,
-  }, go)
+  cancel_one_of(require('remora.handlers').open_runs())
 end
 
 --- Show the node's latest events (newest first) in a scratch buffer.
@@ -368,12 +352,7 @@ function M.cancel()
     if not card then
       return cancel_any()
     end
-    local title = 'Remora: ' .. card.qualified_name
-    local busy = #require('remora.handlers').open_runs(card.id) > 0
-    for _, p in ipairs(require('remora.progress').active(client.id)) do
-      busy = busy or p.title == title
-    end
-    if busy then
+    if #require('remora.handlers').open_runs(card.id) > 0 then
       M.cancel_node(card, client)
     else
       cancel_any()
@@ -386,6 +365,13 @@ end
 function M.events(limit)
   M.with_node(function(card, client)
     M.events_node(card, client, limit)
+  end)
+end
+
+--- :RemoraHistory
+function M.history()
+  M.with_node(function(card, client)
+    require('remora.history').open(card, client)
   end)
 end
 
@@ -430,6 +416,12 @@ function M.create()
     end
     M.events(limit)
   end, { nargs = '?', desc = 'Remora: list the latest events of the node under the cursor' })
+  command('RemoraHistory', function()
+    M.history()
+  end, { nargs = 0, desc = "Remora: the whole conversation of the node under the cursor" })
+  command('RemoraRuns', function()
+    require('remora.runs').open()
+  end, { nargs = 0, desc = 'Remora: runs queued, in flight and recent (c cancels, <CR> goes to the node)' })
 end
 
 return M

@@ -9,14 +9,19 @@ local M = {}
 --- @field cancel string cancel the node's run
 --- @field refresh string fetch the node card again
 --- @field close string close the panel
+--- @field history string open the node's conversation (:RemoraHistory)
+--- @field runs string open the list of runs (:RemoraRuns)
 
 --- @class remora.Options
 --- @field enable boolean call `vim.lsp.enable('remora')` in setup()
 --- @field lsp vim.lsp.Config|table fields merged into `vim.lsp.config('remora', ...)`
 --- @field codelens boolean keep the "remora · <status>" lenses up to date
 --- @field notify { proposals: boolean, failures: boolean } messages for new proposals and failed runs
---- @field panel { position: 'right'|'left', width: integer, follow: boolean, follow_delay_ms: integer, events: integer, keys: remora.PanelKeys }
+--- @field panel { position: 'right'|'left', width: integer, follow: boolean, follow_delay_ms: integer, events: integer, conversation: integer, keys: remora.PanelKeys }
 --- @field events_limit integer how many events :RemoraEvents lists
+--- @field history_limit integer how many conversation entries :RemoraHistory shows
+--- @field runs_limit integer how many runs :RemoraRuns lists
+--- @field card 'float'|'panel' where a lens click shows the node card (the panel when it is open)
 M.defaults = {
   enable = true,
   lsp = {},
@@ -28,6 +33,7 @@ M.defaults = {
     follow = true,
     follow_delay_ms = 120,
     events = 8,
+    conversation = 4,
     keys = {
       accept = 'a',
       reject = 'r',
@@ -36,9 +42,14 @@ M.defaults = {
       cancel = 'c',
       refresh = 'R',
       close = 'q',
+      history = 'h',
+      runs = 'p',
     },
   },
   events_limit = 50,
+  history_limit = 200,
+  runs_limit = 100,
+  card = 'float',
 }
 
 --- @type remora.Options
@@ -57,6 +68,11 @@ function M.set(opts)
   vim.validate('notify', opts.notify, 'table', true)
   vim.validate('panel', opts.panel, 'table', true)
   vim.validate('events_limit', opts.events_limit, 'number', true)
+  vim.validate('history_limit', opts.history_limit, 'number', true)
+  vim.validate('runs_limit', opts.runs_limit, 'number', true)
+  vim.validate('card', opts.card, function(v)
+    return v == nil or v == 'float' or v == 'panel'
+  end, "'float' or 'panel'")
   if opts.panel then
     vim.validate('panel.position', opts.panel.position, function(v)
       return v == nil or v == 'right' or v == 'left'

@@ -64,7 +64,9 @@ local DETAILS = {
     return field(e, 'message')
   end,
   agent_message = function(e)
-    return field(e, 'from_agent') .. ': ' .. field(e, 'message')
+    local from = e.from_name ~= nil and e.from_name ~= vim.NIL and e.from_name ~= '' and e.from_name or field(e, 'from_agent')
+    local to = e.to_name ~= nil and e.to_name ~= vim.NIL and e.to_name ~= '' and e.to_name or field(e, 'to_agent')
+    return from .. ' → ' .. to .. ': ' .. field(e, 'message')
   end,
   agent_completed = function(e)
     return field(e, 'result')
@@ -171,6 +173,84 @@ function M.proposal(proposal, lines, highlights)
   end
 end
 
+--- "name (rm_…)" of a conversation party ({id, name}).
+local function party(p)
+  if type(p) ~= 'table' then
+    return '?'
+  end
+  local name = p.name ~= vim.NIL and p.name or nil
+  return name and string.format('%s (%s)', name, p.id) or tostring(p.id)
+end
+
+local KIND_TITLES = {
+  message = 'message',
+  request = 'asks',
+  reply = 'answers',
+  answer = 'answer',
+  failure = 'failed',
+  cancelled = 'cancelled',
+  interrupted = 'interrupted',
+  question = 'asks you',
+  answer_given = 'you answered',
+  proposal = 'proposes',
+  accepted = 'accepted',
+  rejected = 'rejected',
+  stale = 'stale',
+}
+
+--- The header line of a conversation entry: "HH:MM:SS who · what · run".
+--- @param entry table an entry of remora.agent.history
+--- @param me string the node's name
+--- @return string
+function M.entry_header(entry, me)
+  local time = tonumber(entry.timestamp) and os.date('%H:%M:%S', math.floor(entry.timestamp)) or '--:--:--'
+  local who
+  if entry.role == 'person' then
+    who = 'you'
+  elseif entry.role == 'node' then
+    who = party(entry.from) .. ' → ' .. me
+  elseif type(entry.to) == 'table' then
+    who = me .. ' → ' .. party(entry.to)
+  else
+    who = me
+  end
+  local what = KIND_TITLES[entry.kind] or tostring(entry.kind)
+  local run = type(entry.run_id) == 'string' and (' · ' .. entry.run_id) or ''
+  return string.format('%s %s · %s%s', time, who, what, run)
+end
+
+--- The text lines of a conversation entry, whole (options listed after a question).
+--- @param entry table
+--- @return string[]
+function M.entry_text(entry)
+  local lines = vim.split(tostring(entry.text or ''), '\n', { plain = true })
+  if type(entry.options) == 'table' and #entry.options > 0 then
+    table.insert(lines, 'options: ' .. table.concat(entry.options, ' | '))
+  end
+  return lines
+end
+
+--- One line for a run of remora.runs.list.
+--- @param run table
+--- @return string
+function M.run(run)
+  local node = type(run.node) == 'table' and run.node or {}
+  local started = tonumber(run.started_at) and os.date('%H:%M:%S', math.floor(run.started_at)) or '--:--:--'
+  local trigger = type(run.trigger) == 'table' and run.trigger.text or '?'
+  local outcome = run.outcome ~= vim.NIL and run.outcome or ''
+  return M.one_line(
+    string.format(
+      '%-16s %-11s %s  %-24s %s  %s',
+      run.id ~= vim.NIL and run.id or '(no id yet)',
+      run.status or '?',
+      started,
+      node.name ~= vim.NIL and node.name or node.id or '?',
+      trigger,
+      M.one_line(outcome, 60)
+    )
+  )
+end
+
 --- Lines and highlights of a node card for the side panel.
 --- @param card table a node card (remora.node.get / remora.node.at)
 --- @param opts { events: integer, keys: remora.PanelKeys }
@@ -209,6 +289,29 @@ function M.card(card, opts)
     add('No pending proposal', 'Comment')
   end
   add('')
+  if opts.run then
+    add('Run ' .. opts.run, 'Title')
+    add('')
+  end
+  local entries = type(card.conversation) == 'table' and card.conversation or {}
+  if #entries > 0 then
+    add('Conversation', 'Title')
+    local me = card.qualified_name or card.id
+    local first = math.max(1, #entries - (opts.conversation or 4) + 1)
+    for i = first, #entries do
+      local entry = entries[i]
+      add('  ' .. M.entry_header(entry, me), 'Comment')
+      local text = M.entry_text(entry)
+      for j, line in ipairs(text) do
+        if j > 4 then
+          add(string.format('    … (%d lines: :RemoraHistory)', #text))
+          break
+        end
+        add('    ' .. M.one_line(line))
+      end
+    end
+    add('')
+  end
   add('Latest events', 'Title')
   local events = card.recent_events or {}
   if #events == 0 then
@@ -229,6 +332,10 @@ function M.card(card, opts)
       keys.refresh,
       keys.close
     ),
+    'Comment'
+  )
+  add(
+    string.format('[%s] history  [%s] runs', keys.history or 'h', keys.runs or 'p'),
     'Comment'
   )
   return lines, highlights

@@ -93,10 +93,14 @@ function M.event(_, event, ctx)
       M.runs[run_id] = { agent_id = event.agent_id, client_id = ctx.client_id, started = true }
     elseif END_EVENTS[event.type] then
       M.runs[run_id] = nil
+    elseif event.type == 'trigger_refused' and M.runs[run_id] and not M.runs[run_id].started then
+      M.runs[run_id] = nil -- a run asked for that the cascade rules refused
     end
   end
   announce(event)
   require('remora.panel').on_event(event, ctx.client_id)
+  require('remora.history').on_event(event)
+  require('remora.runs').on_event(event)
   vim.api.nvim_exec_autocmds('User', { pattern = 'RemoraEvent', modeline = false, data = event })
 end
 
@@ -123,6 +127,60 @@ function M.ask_user(_, params, _)
     return { answer = vim.NIL }
   end
   return { answer = answer }
+end
+
+--- Handler of `window/showMessageRequest` for Remora: an agent's question
+--- with options (`ask_user`), chosen with `vim.ui.select`; dismissing it
+--- leaves the question open (answer later with :RemoraAsk).
+--- @param params lsp.ShowMessageRequestParams
+function M.show_message_request(_, params, _)
+  local actions = type(params) == 'table' and params.actions or {}
+  local question = type(params) == 'table' and params.message or '?'
+  local co, is_main = coroutine.running()
+  local opts = {
+    kind = 'remora_question',
+    prompt = 'Remora asks: ' .. question,
+    format_item = function(action)
+      return (tostring(action.title):gsub('\n', ' '))
+    end,
+  }
+  if not co or is_main then
+    local choice
+    vim.ui.select(actions, opts, function(picked)
+      choice = picked
+    end)
+    return choice or vim.NIL
+  end
+  vim.ui.select(actions, opts, function(choice)
+    vim.schedule(function()
+      coroutine.resume(co, choice or vim.NIL)
+    end)
+  end)
+  return coroutine.yield()
+end
+
+--- Server processes that ended badly, reported once per Neovim session.
+local told_exit = false
+
+--- `on_exit` of the Remora client: a server that crashed (or could not run)
+--- is reported once, with where to look.
+--- @param code integer
+--- @param signal integer
+function M.on_exit(code, signal, _)
+  if (code == 0 and (signal == 0 or signal == 15)) or told_exit or vim.v.exiting ~= vim.NIL then
+    return
+  end
+  told_exit = true
+  vim.schedule(function()
+    require('remora.server').notify(
+      string.format(
+        'the server stopped (exit code %d%s): see :LspLog and :checkhealth remora',
+        code,
+        signal ~= 0 and (', signal ' .. signal) or ''
+      ),
+      vim.log.levels.ERROR
+    )
+  end)
 end
 
 --- Handler of `workspace/codeLens/refresh`.

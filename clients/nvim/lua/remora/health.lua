@@ -36,19 +36,43 @@ local function model_settings(cfg)
   return type(init.model) == 'table' and init.model or {}
 end
 
---- Whether remora.yaml or pyproject.toml under `root` names a model server.
+--- The person's own settings file (README, "Security model"): where the
+--- model and the key's variable belong.
+--- @return string
+local function user_config_path()
+  local home = os.getenv('REMORA_CONFIG_HOME')
+  if home and home ~= '' then
+    return vim.fs.joinpath(home, 'config.yaml')
+  end
+  local xdg = os.getenv('XDG_CONFIG_HOME')
+  if not xdg or xdg == '' then
+    xdg = vim.fs.joinpath(vim.env.HOME or '~', '.config')
+  end
+  return vim.fs.joinpath(xdg, 'remora', 'config.yaml')
+end
+
+--- Whether a settings file names a model server.
+local function names_model(path)
+  if vim.fn.filereadable(path) ~= 1 then
+    return false
+  end
+  local text = table.concat(vim.fn.readfile(path), '\n')
+  return text:match('base_url%s*[:=]%s*["\']?http') ~= nil or text:match('provider%s*[:=]%s*["\']?openai') ~= nil
+end
+
+--- Whether the repository's remora.yaml or pyproject.toml names a model
+--- server (counted only in a trusted project).
 local function project_names_model(root)
   for _, name in ipairs({ 'remora.yaml', 'pyproject.toml' }) do
     local path = vim.fs.joinpath(root, name)
-    if vim.fn.filereadable(path) == 1 then
-      local text = table.concat(vim.fn.readfile(path), '\n')
-      if text:match('base_url%s*[:=]%s*["\']?http') or text:match('provider%s*[:=]%s*["\']?openai') then
-        return path
-      end
+    if names_model(path) then
+      return path
     end
   end
   return nil
 end
+
+local SET_MODEL = 'Set model.base_url and model.name (and model.api_key_env, the NAME of the variable holding your key) in your settings file %s or in init_options'
 
 local function check_server(cfg)
   health.start('Remora language server')
@@ -109,15 +133,23 @@ local function check_model(cfg, executable, root)
     health.ok(string.format('model %s at %s (initializationOptions)', model.name or '(server default)', model.base_url))
     return
   end
+  local user_file = user_config_path()
+  if model.provider ~= 'local' and names_model(user_file) then
+    health.ok('model server configured in your settings file ' .. user_file)
+    return
+  end
   local from_project = root and project_names_model(root)
   if from_project and model.provider ~= 'local' then
-    health.ok('model server configured in ' .. from_project)
-    return
+    health.info(
+      'the repository names a model server in '
+        .. from_project
+        .. ': it is used only once you trust the project, and never gets your API key unless you approve its host'
+    )
   end
   local python = executable and script_python(executable)
   if not python then
     health.warn('no model configured, and the local extra could not be checked', {
-      'Set model.base_url (and model.name) in remora.yaml or in init_options',
+      string.format(SET_MODEL, user_file),
     })
     return
   end
@@ -128,7 +160,7 @@ local function check_model(cfg, executable, root)
   else
     health.warn('no model configured and the local extra is not installed: agent runs will fail', {
       "pip install 'remora-lsp[local]'",
-      'or set model.base_url (and model.name) in remora.yaml or in init_options',
+      'or ' .. string.format(SET_MODEL, user_file):gsub('^S', 's'),
     })
   end
 end

@@ -18,6 +18,48 @@ function M.supported()
   return vim.fn.has('nvim-0.11') == 1
 end
 
+local told_missing = false
+
+--- Say once per session when the server cannot start because its command is
+--- not executable (Neovim only logs that, and nothing attaches).
+--- @param bufnr integer
+local function check_command(bufnr)
+  if told_missing or not vim.lsp.is_enabled('remora') then
+    return
+  end
+  local cfg = vim.lsp.config.remora
+  local cmd = cfg and cfg.cmd
+  if type(cmd) ~= 'table' or type(cmd[1]) ~= 'string' or vim.fn.executable(cmd[1]) == 1 then
+    return
+  end
+  if cfg.filetypes and not vim.list_contains(cfg.filetypes, vim.bo[bufnr].filetype) then
+    return
+  end
+  told_missing = true
+  -- Scheduled: an error message inside the FileType autocmd would abort it.
+  vim.schedule(function()
+    require('remora.server').notify(
+      string.format(
+        "the server `%s` is not executable, so Remora is off: install it (pip install remora-lsp) or set lsp.cmd; see :checkhealth remora and :help remora-install",
+        cmd[1]
+      ),
+      vim.log.levels.ERROR
+    )
+  end)
+end
+
+--- Define the highlight groups (linked by default; a colorscheme may set them).
+local function highlights()
+  local links = {
+    RemoraHistoryHeader = 'Comment',
+    RemoraRunActive = 'DiagnosticInfo',
+    RemoraRunFailed = 'DiagnosticError',
+  }
+  for group, link in pairs(links) do
+    api.nvim_set_hl(0, group, { link = link, default = true })
+  end
+end
+
 --- Create the commands and the global autocmds once.
 local function ensure()
   if ready then
@@ -25,12 +67,23 @@ local function ensure()
   end
   ready = true
   require('remora.commands').create()
+  require('remora.actions').register()
+  highlights()
   local group = api.nvim_create_augroup('remora', { clear = true })
+  api.nvim_create_autocmd('ColorScheme', { group = group, callback = highlights })
+  api.nvim_create_autocmd('FileType', {
+    group = group,
+    desc = 'Remora: say once when the server cannot start',
+    callback = function(args)
+      check_command(args.buf)
+    end,
+  })
   api.nvim_create_autocmd('LspProgress', {
     group = group,
     desc = 'Remora: keep run progress for the statusline and :RemoraCancel',
     callback = function(args)
       require('remora.progress').on_progress(args)
+      require('remora.panel').redraw()
     end,
   })
   api.nvim_create_autocmd('LspAttach', {
@@ -79,6 +132,11 @@ function M.setup(opts)
   ensure()
   if options.enable then
     vim.lsp.enable('remora')
+  end
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype ~= '' then
+      check_command(buf) -- buffers opened before setup()
+    end
   end
 end
 
@@ -147,6 +205,14 @@ end
 --- :RemoraEvents [limit]
 M.events = function(limit)
   require('remora.commands').events(limit)
+end
+--- :RemoraHistory
+M.history = function()
+  require('remora.commands').history()
+end
+--- :RemoraRuns
+M.runs = function()
+  require('remora.runs').open()
 end
 --- :RemoraPanel
 M.panel = function()

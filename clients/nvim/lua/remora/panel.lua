@@ -67,12 +67,46 @@ local function set_lines(lines, highlights)
   end
 end
 
+--- The live state of the node's runs: "run_… running · thinking…", or nil.
+--- @param card table
+--- @return string?
+local function run_state(card)
+  local parts = {}
+  local title = 'Remora: ' .. (card.qualified_name or '')
+  local message
+  for _, p in ipairs(require('remora.progress').active(state.client_id)) do
+    if p.title == title then
+      message = p.message
+    end
+  end
+  local runs = require('remora.handlers').open_runs(card.id)
+  table.sort(runs, function(a, b)
+    return a.run_id < b.run_id
+  end)
+  for _, run in ipairs(runs) do
+    local status = run.started and 'running' or 'queued'
+    if run.started and message and message ~= '' then
+      status = status .. ' · ' .. message
+    end
+    table.insert(parts, run.run_id .. ' ' .. status)
+  end
+  return #parts > 0 and table.concat(parts, ', ') or nil
+end
+
 local function render()
   if not state.card then
     return
   end
-  local lines, highlights = require('remora.format').card(state.card, options())
+  local opts = vim.tbl_extend('force', options(), { run = run_state(state.card) })
+  local lines, highlights = require('remora.format').card(state.card, opts)
   set_lines(lines, highlights)
+end
+
+--- Redraw the shown card (a run's progress moved on).
+function M.redraw()
+  if M.is_open() then
+    render()
+  end
 end
 
 local function show_message(text)
@@ -88,6 +122,14 @@ local function show(card, client_id)
   require('remora.handlers').learn(card)
   state.card, state.node_id, state.client_id = card, card.id, client_id
   render()
+end
+
+--- Show `card` in the panel (a lens click while the panel is open).
+--- @param card table
+--- @param client_id integer
+function M.show_card(card, client_id)
+  state.request = state.request + 1 -- an answer on its way for the cursor loses
+  show(card, client_id)
 end
 
 local function with_panel_node(action)
@@ -119,6 +161,12 @@ local function map_keys(buf)
   end), "Remora: ask the node's agent")
   map(keys.cancel, with_panel_node(commands.cancel_node), "Remora: cancel the node's run")
   map(keys.refresh, M.refresh, 'Remora: refresh the panel')
+  map(keys.history, with_panel_node(function(card, client)
+    require('remora.history').open(card, client)
+  end), "Remora: the node's conversation")
+  map(keys.runs, function()
+    require('remora.runs').open()
+  end, 'Remora: the list of runs')
   map(keys.close, M.close, 'Remora: close the panel')
 end
 

@@ -1,0 +1,163 @@
+"""Which runs there are: queued, running, waiting for a person, and recent.
+
+``list_runs`` joins what the runner holds in memory (turns queued behind an
+agent's running turn or its cooldown, with the run id promised to the person
+when there is one) with the ``runs`` table (running and finished runs) and the
+events that explain them: the trigger (a person, a message from another agent,
+a change of code…) and the outcome (the answer, the error, why it was
+cancelled). Newest first, queued runs on top.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from remora_core.events.models import Event
+    from remora_core.store.runs import RunRow
+    from remora_core.swarm.engine import Swarm
+
+
+class RunStatus(StrEnum):
+    """A run's status as a person reads it."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    """Running, blocked on a question to a person (``ask_user``)."""
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+STORED_STATUS = {
+    "running": RunStatus.RUNNING,
+    "completed": RunStatus.DONE,
+    "failed": RunStatus.FAILED,
+    "cancelled": RunStatus.CANCELLED,
+    "interrupted": RunStatus.INTERRUPTED,
+}
+"""``runs.status`` → what is shown."""
+END_TYPES = ("agent_completed", "agent_failed", "agent_cancelled", "run_interrupted")
+MAX_RUNS = 500
+
+
+def trigger_of(event: Event | None) -> dict[str, Any]:
+    """What started a run: ``{kind, text, from?}`` for a person to read."""
+    if event is None:
+        return {"kind": "unknown", "text": "unknown"}
+    f = event.__dict__
+    if event.type == "human_chat":
+        return {"kind": "person", "text": "person", "message": f["message"]}
+    if event.type == "agent_message":
+        name = f["from_name"] or f["from_agent"]
+        what = "reply" if f["reply_to"] else "message"
+        return {
+            "kind": what,
+            "text": f"{what} from {f['from_agent']} ({name})",
+            "from": {"id": f["from_agent"], "name": f["from_name"] or None},
+            "message": f["message"],
+        }
+    if event.type == "content_changed":
+        return {"kind": "change", "text": f"change of {f['path']}"}
+    if event.type == "rewrite_rejected":
+        return {"kind": "person", "text": "person (rejected a proposal)"}
+    return {"kind": event.type, "text": event.type.replace("_", " ")}
+
+
+def _outcome(event: Event | None, row: RunRow) -> str | None:
+    if event is None:
+        return row.error
+    f = event.__dict__
+    return {
+        "agent_completed": f.get("result"),
+        "agent_failed": f.get("error"),
+        "agent_cancelled": f.get("reason") or "cancelled",
+        "run_interrupted": row.error or "the server stopped during the run",
+    }.get(event.type)
+
+
+def _queued(swarm: Swarm, node_id: str | None) -> list[dict[str, Any]]:
+    runner, found = swarm.runner, []
+    for agent_id, actor in runner.actors.items():
+        if node_id is not None and agent_id != node_id:
+            continue
+        for stored in actor.pending:
+            found.append(
+                {
+                    "id": runner.reserved.get(stored.event.id),
+                    "node": _node(swarm, agent_id),
+                    "status": RunStatus.QUEUED.value,
+                    "trigger": trigger_of(stored.event),
+                    "started_at": None,
+                    "ended_at": None,
+                    "outcome": None,
+                    "queued_at": stored.event.timestamp,
+                }
+            )
+    return sorted(found, key=lambda r: r["queued_at"], reverse=True)
+
+
+def _node(swarm: Swarm, node_id: str) -> dict[str, Any]:
+    node = swarm.graph.get(node_id)
+    return {
+        "id": node_id,
+        "name": node.qualified_name if node else None,
+        "file_path": node.file_path if node else None,
+        "line": node.span.start_line if node else None,
+    }
+
+
+async def list_runs(
+    swarm: Swarm,
+    *,
+    status: RunStatus | None = None,
+    node_id: str | None = None,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    """Queued runs, then recorded runs newest first (at most ``limit``)."""
+    queued = [] if status not in (None, RunStatus.QUEUED) else _queued(swarm, node_id)
+    if status is RunStatus.QUEUED:
+        return queued[:limit]
+    stored_status = {v: k for k, v in STORED_STATUS.items()}.get(
+        RunStatus.RUNNING if status is RunStatus.WAITING else status  # type: ignore[arg-type]
+    )
+    rows = await swarm.runs.recent(status=stored_status, node_id=node_id, limit=limit)
+    ids = [row.id for row in rows]
+    triggers = {
+        s.event.id: s.event
+        for s in await swarm.events.by_ids(
+            [r.trigger_event_id for r in rows if r.trigger_event_id]
+        )
+    }
+    ends = {s.event.run_id: s.event for s in await swarm.events.of_runs(ids, END_TYPES)}
+    runs = [_run(swarm, row, triggers, ends) for row in rows]
+    if status is not None:
+        runs = [r for r in runs if r["status"] == status.value]
+    return (queued + runs)[:limit]
+
+
+def _run(
+    swarm: Swarm,
+    row: RunRow,
+    triggers: dict[str, Event],
+    ends: dict[str | None, Event],
+) -> dict[str, Any]:
+    shown = STORED_STATUS.get(row.status, RunStatus.RUNNING)
+    node = swarm.graph.get(row.node_id)
+    blocked = node is not None and node.agent_status.value == "blocked"
+    if shown is RunStatus.RUNNING and blocked:
+        shown = RunStatus.WAITING
+    end = ends.get(row.id)
+    return {
+        "id": row.id,
+        "node": _node(swarm, row.node_id),
+        "status": shown.value,
+        "trigger": trigger_of(triggers.get(row.trigger_event_id or "")),
+        "started_at": row.started_at,
+        "ended_at": row.ended_at,
+        "outcome": _outcome(end, row),
+        "answered_by": end.__dict__.get("answered_by") if end else None,
+    }
