@@ -164,6 +164,11 @@ MIGRATIONS: list[str] = [
         body TEXT NOT NULL  -- the arguments, JSON
     ) WITHOUT ROWID;
     """,
+    # 6: what was checked about a proposal (intent guard, the project's
+    # tests), JSON [{name, ok, detail, status}] (DESIGN §9).
+    """
+    ALTER TABLE proposals ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)
