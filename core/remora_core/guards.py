@@ -317,6 +317,22 @@ def _compare(
 def _compare_lists(
     a: list[Any], b: list[Any], at: tuple[ast.AST | None, ast.AST | None], names: _Names
 ) -> _Difference | None:
+    if len(a) != len(b):
+        # Line up the common start and end first: one added or removed
+        # statement is named as such, not as a change of every later one.
+        def same(x: Any, y: Any) -> bool:
+            return _compare(x, y, at, _Names(names.renaming)) is None
+
+        start = 0
+        while start < min(len(a), len(b)) and same(a[start], b[start]):
+            start += 1
+        end = 0
+        while end < min(len(a), len(b)) - start and same(a[-1 - end], b[-1 - end]):
+            end += 1
+        if start + end == len(a):
+            return _Difference(None, _located(b[start], at[1]))
+        if start + end == len(b):
+            return _Difference(_located(a[start], at[0]), None)
     for left, right in zip(a, b, strict=False):
         found = _compare(left, right, at, names)
         if found is not None:
