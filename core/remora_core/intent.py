@@ -47,7 +47,10 @@ ACTION_VERBS = frozenset(
     call move extract inline split merge convert update validate check raise
     return compute cache log print catch sort turn switch avoid accept take
     rework reimplement correct adjust insert append create write let ensure
-    allow reorder rearrange restructure""".split()  # noqa: SIM905
+    allow reorder rearrange restructure double triple halve multiply divide
+    round increase decrease raise lower format parse count filter map reverse
+    limit skip retry wrap include exclude apply treat stop start open close
+    read save load send fetch store""".split()  # noqa: SIM905
 )
 """A clause starting with one of these (and not about docs, types or names)
 asks for a change in behaviour."""
