@@ -100,7 +100,8 @@ async def run_pytest(
     report = copy / ".remora-junit.xml"
     command = [
         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-        "--tb=short", "-o", "junit_family=xunit2", f"--junitxml={report}", *ids,
+        "--tb=short", "--continue-on-collection-errors",
+        "-o", "junit_family=xunit2", f"--junitxml={report}", *ids,
     ]  # fmt: skip
     try:
         process = await asyncio.create_subprocess_exec(
@@ -166,14 +167,21 @@ def _result(code: int, report: Path, output: str, python: str) -> RunResult:
 
 
 def _test_id(case: ElementTree.Element) -> str:
+    """``tests/test_x.py::test_y`` (a file that failed to import: its path)."""
     module, name = case.get("classname", ""), case.get("name", "")
-    return f"{module}::{name}" if module else name
+    if not module:
+        return name.replace(".", "/") + ".py"
+    parts = module.split(".")
+    # classname is the module's dotted path, then any Test* classes.
+    split = next((i for i, part in enumerate(parts) if part[:1].isupper()), len(parts))
+    path = "/".join(parts[:split]) + ".py"
+    return "::".join([path, *parts[split:], name])
 
 
 def _failure(test: str, element: ElementTree.Element) -> Failure:
     message = (element.get("message") or "").strip()
     details = (element.text or "").strip()
-    if not message:
+    if not message or message == "collection failure":
         lines = [line for line in details.splitlines() if line.startswith("E ")]
         message = lines[-1][1:].strip() if lines else "failed"
     return Failure(test, message.splitlines()[0][:300], details[-2000:])
