@@ -78,7 +78,16 @@ async def test_a_proposal_that_keeps_the_tests_green_says_so(editor, workspace):
         async with session(editor, workspace, trusted(model)) as client:
             buffer = Buffer(client, "shop/pricing.py")
             node_id, proposal_id = await ask(client, model, buffer, "def quote", KEEPS)
-
+            # Shown at once, its tests still running; the outcome follows.
+            (proposed,) = of_type(client, "rewrite_proposed", proposal_id=proposal_id)
+            assert proposed["checks"] == [
+                {
+                    "name": "tests",
+                    "ok": None,
+                    "detail": "running 2 selected…",
+                    "status": "running",
+                }
+            ]
             check = await checked(client, proposal_id)
             assert check == {
                 "name": "tests",

@@ -87,6 +87,8 @@ class AgentRuntime:
         """Load what the store holds (proposals, acceptances under way)."""
         await self.services.proposals.load()
         self.review.load()
+        if self.services.verifier is not None and not self.project.following:
+            self.services.verifier.resume()
 
     async def turn(self, turn: Turn) -> str:
         """The project's turn function."""

@@ -184,10 +184,9 @@ def _file_text(context: AgentContext, node: CodeNode) -> bytes:
 async def _propose(context: AgentContext, proposal: Proposal) -> str:
     services, turn = context.services, context.turn
     verifier = services.verifier
-    if verifier is not None:  # "tests running…" (or why none run) from the start
-        proposal = dataclasses.replace(
-            proposal, checks=(*proposal.checks, verifier.first_check(proposal))
-        )
+    first = verifier.first_check(proposal) if verifier is not None else None
+    if first is not None:  # "tests running…" (or why none run) from the start
+        proposal = dataclasses.replace(proposal, checks=(*proposal.checks, first))
     # The proposal's rows ride in the transaction of its ``rewrite_proposed``.
     superseded = await services.proposals.add(
         proposal, write=turn.swarm.events.also_write
@@ -199,6 +198,7 @@ async def _propose(context: AgentContext, proposal: Proposal) -> str:
             proposal_id=proposal.id,
             node_id=proposal.node_id,
             diff=proposal.diff,
+            checks=[check.to_json() for check in proposal.checks],
         )
     )
     if verifier is not None:

@@ -217,6 +217,9 @@ class RewriteProposed(BaseEvent):
     proposal_id: str
     node_id: str
     diff: str
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    """What was checked when it was made (``checks.py``): its guard, its
+    tests "running"; later outcomes arrive as ``proposal_checked``."""
 
 
 class RewriteApplied(BaseEvent):

@@ -8,7 +8,9 @@ otherwise. A test reaches a node when:
 - it calls the node, directly or through callers of callers (the ``calls``
   edges of the code graph, :data:`MAX_DEPTH` steps up); or
 - its source names the node (``\\bquote\\b``): a reference the graph cannot
-  resolve (a fixture's parameter, ``getattr``, a string) still counts.
+  resolve (a fixture's parameter, ``getattr``, a string) still counts; or it
+  names one of those callers and its file imports the caller's module (a
+  method called on an instance, ``cart.checkout()``, has no edge).
 
 A test is a ``test*`` function, at the top of its file or in a ``Test*``
 class: its pytest id is ``path::Class::test_name``. When what reaches the node
@@ -109,32 +111,56 @@ def select_tests(
     graph: CodeGraph,
     node: CodeNode,
     paths: list[str],
-    read: Callable[[CodeNode], str],
+    read: Callable[[str], bytes | None],
 ) -> Selection:
-    """The tests that reach ``node``; ``read`` gives a node's source."""
+    """The tests that reach ``node``; ``read`` gives a file's current bytes."""
     files = [p for p in graph.paths() if is_test_file(p, paths)]
     selection = Selection(test_files=len(files))
     if not files:
         return selection
     found: dict[str, None] = {}
-    for reaching in _reaching(graph, node):
-        if reaching.file_path in files:
-            found[_test_of(graph, reaching) or reaching.file_path] = None
-    word = re.compile(rf"\b{re.escape(node.name)}\b")
+    reaching = _reaching(graph, node)
+    for caller in reaching:
+        if caller.file_path in files:
+            found[_test_of(graph, caller) or caller.file_path] = None
+    # Names the graph cannot follow (``cart.checkout()`` on an instance): a
+    # test naming the node, or naming a caller of it in a file that imports
+    # the caller's module.
+    wanted = {path: {node.name} for path in files}
+    for caller in reaching:
+        if caller.file_path not in files and caller.kind is not NodeKind.FILE:
+            for path in graph.importers(caller.file_path):
+                wanted.get(path, set()).add(caller.name)
     for path in files[:MAX_TEST_FILES]:
-        for test in graph.file_nodes(path):
-            test_id = _test_of(graph, test)
-            if (
-                test_id is not None
-                and test_id.endswith("::" + test.name)  # the test, not inside it
-                and test_id not in found
-                and word.search(read(test))
-            ):
-                found[test_id] = None
+        _search(graph, path, wanted[path], read, found)
     # A whole file covers its own tests.
     whole = {i for i in found if "::" not in i}
     selection.ids = [i for i in found if i.split("::")[0] not in whole or "::" not in i]
     return selection
+
+
+def _search(
+    graph: CodeGraph,
+    path: str,
+    names: set[str],
+    read: Callable[[str], bytes | None],
+    found: dict[str, None],
+) -> None:
+    """Add the tests of ``path`` whose source names one of ``names``."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    word = re.compile(rf"\b(?:{alternatives})\b".encode())
+    text = read(path)
+    if text is None or not word.search(text):  # one read per file
+        return
+    for test in graph.file_nodes(path):
+        test_id = _test_of(graph, test)
+        if (
+            test_id is not None
+            and test_id.endswith("::" + test.name)  # the test, not inside it
+            and test_id not in found
+            and word.search(text[test.span.start_byte : test.span.end_byte])
+        ):
+            found[test_id] = None
 
 
 def _reaching(graph: CodeGraph, node: CodeNode) -> list[CodeNode]:

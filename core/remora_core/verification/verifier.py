@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from remora_core.agents.context import text_hash
+from remora_core.agents.paths import is_secret
 from remora_core.checks import Check
 from remora_core.events.models import ProposalChecked
 from remora_core.tasks import TaskSet
@@ -98,7 +99,7 @@ class Verifier:
                 "could_not_run",
             )
         selection = select_tests(
-            services.graph, node, test_paths(services.root), services.source_of
+            services.graph, node, test_paths(services.root), self._readable
         )
         if not selection.test_files:
             return Check(NAME, None, "no tests in this project", "no_tests")
@@ -107,6 +108,27 @@ class Verifier:
         self._selected[proposal.id] = selection.ids
         count = len(selection.ids)
         return Check(NAME, None, f"running {count} selected…", "running")
+
+    def _readable(self, path: str) -> bytes | None:
+        """A test file's text; never one of ``secrets.exclude``."""
+        if is_secret(path, self.services.config.secrets.exclude):
+            return None
+        return self.services.read_text(path)
+
+    def resume(self) -> None:
+        """Run again the tests of proposals whose run a restart interrupted."""
+        for proposal in self.services.proposals.pending():
+            check = proposal.check(NAME)
+            if check is None or check.status != "running":
+                continue
+            again = self.first_check(proposal)
+            if again is not None and again.status == "running":
+                self.submit(proposal)
+            elif again is not None:  # e.g. no longer trusted: say why
+                self.tasks.spawn(
+                    self.services.proposals.set_check(proposal.id, again),
+                    name=f"tests {proposal.id}",
+                )
 
     def submit(self, proposal: Proposal) -> None:
         """Run the tests ``first_check`` selected for ``proposal`` (background)."""
