@@ -148,6 +148,15 @@ def _listing(title: str, items: list[dict[str, Any]], limit: int = 8) -> str:
     return f"**{title} ({len(items)}):** {shown}{more}"
 
 
+def _mark(check: dict[str, Any]) -> str:
+    """✓ passed, ✗ failed, … running, – nothing to judge."""
+    if check.get("ok") is True:
+        return "✓"
+    if check.get("ok") is False:
+        return "✗"
+    return "…" if check.get("status") == "running" else "–"
+
+
 def card_markdown(card: dict[str, Any]) -> str:
     """A node card as Markdown for hover."""
     start, end = card["start_line"] + 1, card["end_line"] + 1
@@ -167,6 +176,11 @@ def card_markdown(card: dict[str, Any]) -> str:
         "",
         _listing("callees", card["callees"]),
     ]
+    for proposal in card.get("proposals") or ():
+        checks = " · ".join(
+            f"{_mark(c)} {c['name']}: {c['detail']}" for c in proposal.get("checks", ())
+        )
+        lines += ["", f"**proposal** `{proposal['id']}`: {checks or 'nothing checked'}"]
     recent = card.get("recent_events")
     if recent:
         shown = ", ".join(

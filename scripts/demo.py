@@ -7,8 +7,11 @@ and agent status, as ``textDocument/documentSymbol`` reports them — and the
 hover card of the best-connected function. Then it asks that function's agent
 for a docstring (``remora.agent.chat``) on the project's configured model — by
 default the embedded local model of the ``local`` extra — follows the run's
-progress and events, and prints the proposal's diff and the edit its "Accept"
-code action would make. Nothing is applied: the project's files stay as they are.
+progress and events, and prints the proposal's diff, what was checked about it
+(the docstring guard: only docstrings may change; the project's tests, waited
+for up to two minutes) and the edit its "Accept" code action would make — or,
+when the agent changed the code twice, the refusal. Nothing is applied: the
+project's files stay as they are.
 
 Usage: ``.venv/bin/python scripts/demo.py [PROJECT_DIR] [--no-agent]``. Run it
 twice: the ids stay the same, because ``.remora/remora.db`` remembers them.
@@ -128,15 +131,13 @@ async def ask_for_docstring(client: DemoClient, uri: str, symbol) -> None:
         print(f"No proposal: the run ended with {ended['type']}.")
         return
     proposal_id = proposed[-1]["proposal_id"]
-    diff = _plain(
-        await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(
-                command="remora.proposal.diff",
-                arguments=[{"proposal_id": proposal_id}],
-            )
-        )
-    )
+    diff = await _diff_when_checked(client, proposal_id)
     print(f"\nProposal {proposal_id} ({diff['status']}):\n{diff['diff']}")
+    print("What was checked:")
+    for check in diff.get("checks") or []:
+        print(f"  {_mark(check)} {check['name']}: {check['detail']}")
+    if not diff.get("checks"):
+        print("  nothing")
     first, last = symbol.range.start.line + 1, symbol.range.end.line + 1
     path = Path(uri.removeprefix("file://")).name
     print(
@@ -157,6 +158,34 @@ SHOWN = {
     "agent_completed": lambda e: e["result"] or "done",
     "agent_failed": lambda e: e["error"],
 }
+
+
+def _mark(check: dict) -> str:
+    if check.get("ok") is True:
+        return "✓"
+    return "✗" if check.get("ok") is False else "–"
+
+
+async def _diff_when_checked(client: DemoClient, proposal_id: str) -> dict:
+    """The proposal's diff result once its tests ran (at most two minutes)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 120
+    while True:
+        diff = _plain(
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="remora.proposal.diff",
+                    arguments=[{"proposal_id": proposal_id}],
+                )
+            )
+        )
+        running = [c for c in diff.get("checks") or [] if c["status"] == "running"]
+        if not running or loop.time() > deadline:
+            return diff
+        print(f"  tests: {running[0]['detail']}", flush=True)
+        client.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(client.changed.wait(), timeout=5)
 
 
 async def _wait_for_end(client: DemoClient, run_id: str) -> dict | None:

@@ -39,3 +39,7 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     target = tmp_path / name
     shutil.copytree(WORKSPACES / name, target)
     return target
+
+
+collect_ignore_glob = ["workspaces/*"]
+"""Fixture projects have tests of their own: they run only in them."""

@@ -168,6 +168,16 @@ class LimitSettings(_Section):
     on top of ``agents.history_messages``."""
 
 
+class ReviewSettings(_Section):
+    """What is checked about a proposal before a person sees its outcome."""
+
+    run_tests: Literal["affected", "off"] = "affected"
+    """``affected``: run the project's tests that reach the proposal's node
+    (a project without tests gets "no tests in this project"); ``off``."""
+    test_timeout_s: float = Field(default=120.0, gt=0)
+    """How long one proposal's test run may take before it is killed."""
+
+
 class RemoraConfig(_Section):
     """Every setting of one project."""
 
@@ -179,6 +189,7 @@ class RemoraConfig(_Section):
     secrets: SecretSettings = Field(default_factory=SecretSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
     bundles: dict[str, str] = Field(default_factory=dict)
     """Node kind → bundle name."""
 

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import json
 import logging
 import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from remora_core.checks import Check
 from remora_core.definition_edits import prepare_new_node, prepare_rewrite
 from remora_core.source_checks import ProposalError
 
@@ -85,15 +87,34 @@ class Proposal:
     feedback: str | None
     created_at: float
     decided_at: float | None
+    checks: tuple[Check, ...] = ()
+    """What was checked and how it went (``checks.py``): the intent guard it
+    passed, the project's tests (updated when they finish)."""
 
     def to_json(self) -> dict[str, Any]:
         """Every field, for events and command results."""
         return dataclasses.asdict(self)
 
+    def to_row(self) -> tuple[Any, ...]:
+        """The ``proposals`` row (columns in field order; checks as JSON)."""
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        values[-1] = json.dumps([check.to_json() for check in self.checks])
+        return tuple(values)
+
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Proposal:
         """A proposal from a ``proposals`` row (columns in field order)."""
-        return cls(*row)
+        *fields, checks = row
+        try:
+            loaded = json.loads(checks) if checks else []
+        except ValueError:
+            loaded = []
+        parsed = (Check.from_json(item) for item in loaded or [])
+        return cls(*fields, checks=tuple(c for c in parsed if c is not None))
+
+    def check(self, name: str) -> Check | None:
+        """The check called ``name``, if the proposal has one."""
+        return next((c for c in self.checks if c.name == name), None)
 
 
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
@@ -200,7 +221,7 @@ class ProposalStore:
             self._remember(changed)
         self._forget_old()
         ids = [p.id for p in superseded]
-        rows = [dataclasses.astuple(proposal)]
+        rows = [proposal.to_row()]
         replaced = [(now, i) for i in ids]
         if write is not None:
             write(INSERT_SQL, rows)
@@ -262,6 +283,27 @@ class ProposalStore:
 
             await self.database.transaction(work, "recording a decision")
         return decided
+
+    async def set_check(self, proposal_id: str, check: Check) -> Proposal | None:
+        """Put ``check`` on a pending proposal (replacing its check of the same
+        name); the updated proposal, or None if it is no longer pending.
+        """
+        current = self._by_id.get(proposal_id)
+        if current is None or current.status != "pending":
+            return None
+        others = tuple(c for c in current.checks if c.name != check.name)
+        updated = dataclasses.replace(current, checks=(*others, check))
+        self._remember(updated)
+        if self.database is not None:
+            body = updated.to_row()[-1]
+
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
+                    "UPDATE proposals SET checks = ? WHERE id = ?", (body, proposal_id)
+                )
+
+            await self.database.transaction(work, "recording a proposal's check")
+        return updated
 
     async def move_file(self, old: str, new: str) -> None:
         """Follow a renamed file (or folder: paths under ``old/`` move too)."""

@@ -35,7 +35,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from remora_core.agents.context import text_hash
 from remora_core.events.models import (
@@ -239,12 +239,15 @@ class Review:
         proposal: Proposal,
         feedback: str,
         reserve: Callable[[str], str] | None = None,
+        by: Literal["person", "tests"] = "person",
     ) -> str | None:
         """Record a rejection and send the agent its feedback (a new cascade).
 
         ``reserve`` (the runner's) promises a run id for the turn that follows;
-        it is returned. :class:`ProposalError` if it was decided meanwhile (an
-        accept running now finishes first: they share :meth:`deciding`).
+        it is returned. ``by``: ``tests`` when the project's tests failed
+        with it (``verification/``). :class:`ProposalError` if it was decided
+        meanwhile (an accept running now finishes first: they share
+        :meth:`deciding`).
         """
         async with self.deciding(proposal.id):
             await self.services.proposals.decide(proposal.id, "rejected", feedback)
@@ -255,6 +258,7 @@ class Review:
             proposal_id=proposal.id,
             node_id=proposal.node_id,
             feedback=feedback,
+            by=by,
         )
         run_id = reserve(event.id) if reserve is not None else None
         await self.emit(event)

@@ -43,6 +43,7 @@ STATUS_EVENTS = frozenset(
         "rewrite_applied",
         "rewrite_rejected",
         "rewrite_stale",
+        "proposal_checked",
     }
 )
 """Events that change what a code lens shows (status, pending proposals)."""

@@ -4,6 +4,13 @@ Lenses sit on each definition's name line and are resolved lazily (the title
 reads the node's agent status and pending proposal count from stored state; a
 lens never calls a model). Clients that cannot resolve get titled lenses at
 once. Clicking a lens runs ``remora.node.get`` for the node.
+
+Each pending proposal has a second lens saying what was checked ("Remora
+proposal: ✓ docstring-only: code unchanged except docstrings · … tests:
+running 2 selected…"); clicking it runs ``remora.proposal.diff``. It sits on
+the first line of the node's body — the line under the one carrying the node's
+own lens — so the node's lens keeps its one-line form (Neovim joins the lenses
+of a line into one virtual text).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
+    from remora_core.project import Project
+    from remora_core.proposals import Proposal
 
     from remora_lsp.server import RemoraLanguageServer
 
@@ -29,6 +38,34 @@ def lens_command(node: CodeNode, pending: int) -> types.Command:
         command="remora.node.get",
         arguments=[{"node_id": node.id}],
     )
+
+
+def proposal_lens_command(proposal: Proposal) -> types.Command:
+    """The command (and title) of a pending proposal's lens."""
+    checks = " · ".join(check.summary() for check in proposal.checks)
+    return types.Command(
+        title=f"Remora proposal: {checks or 'nothing checked'}",
+        command="remora.proposal.diff",
+        arguments=[{"proposal_id": proposal.id}],
+    )
+
+
+def _proposal_lenses(
+    ls: RemoraLanguageServer, project: Project, nodes: list[CodeNode]
+) -> list[types.CodeLens]:
+    """One lens per pending proposal, on the line under its node's name."""
+    lenses = []
+    for node in nodes:
+        line = min(node.name_span.start_line + 1, node.span.end_line)
+        for proposal in project.pending_proposals(node.id):
+            where = types.Position(line=line, character=0)
+            lenses.append(
+                types.CodeLens(
+                    range=types.Range(start=where, end=where),
+                    command=proposal_lens_command(proposal),
+                )
+            )
+    return lenses
 
 
 def _can_resolve(ls: RemoraLanguageServer) -> bool:
@@ -57,14 +94,17 @@ def register(server: RemoraLanguageServer) -> None:
         lines = project.line_index(path) if needs_lines(spans, ls.encoding) else None
         resolve = _can_resolve(ls)
         return [
-            types.CodeLens(
-                range=to_range(node.name_span, ls.encoding, lines),
-                data={"node_id": node.id, "uri": params.text_document.uri},
-                command=None
-                if resolve
-                else lens_command(node, len(project.pending_proposals(node.id))),
-            )
-            for node in nodes
+            *(
+                types.CodeLens(
+                    range=to_range(node.name_span, ls.encoding, lines),
+                    data={"node_id": node.id, "uri": params.text_document.uri},
+                    command=None
+                    if resolve
+                    else lens_command(node, len(project.pending_proposals(node.id))),
+                )
+                for node in nodes
+            ),
+            *_proposal_lenses(ls, project, nodes),
         ]
 
     @server.feature(types.CODE_LENS_RESOLVE)

@@ -28,8 +28,14 @@
   answer an error naming the owner (``commands.ensure_owner``), and the
   "Accept" code action is disabled and carries no edit (an editor would apply
   it before the command fails, leaving an edit nobody records).
+- What was checked (``Proposal.checks``: the intent guard it passed, the
+  project's tests) follows the summary in the diagnostic ("— ✓ docstring-only:
+  code unchanged except docstrings · … tests: running 2 selected…"), is
+  republished when a ``proposal_checked`` event arrives, and is in the diff
+  result and the node card.
 - ``remora.proposal.diff {proposal_id}`` → ``{diff, old_source, new_source,
-  status}``; ``remora.proposals.list {uri?, status?}`` → proposals, newest first.
+  status, checks}``; ``remora.proposals.list {uri?, status?}`` → proposals,
+  newest first.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ PROPOSAL_EVENTS = frozenset(
         "rewrite_rejected",
         "rewrite_stale",
         "rewrite_not_applied",
+        "proposal_checked",
     }
 )
 APPLY_WAIT_S = 3.0
@@ -115,6 +122,11 @@ def summary(proposal: Proposal) -> str:
     return f"{text}: {reveal(reason[:80])}" if reason else text
 
 
+def checks_line(proposal: Proposal) -> str:
+    """A proposal's checks in one line: ``✓ docstring-only: … · ✓ tests: 3 passed``."""
+    return " · ".join(check.summary() for check in proposal.checks)
+
+
 def _definition_line(
     ls: RemoraLanguageServer, project: Project, proposal: Proposal
 ) -> types.Range | None:
@@ -143,10 +155,12 @@ def publish(ls: RemoraLanguageServer, project: Project, path: str) -> None:
         where = _definition_line(ls, project, proposal)
         if where is None:
             continue
+        checked = checks_line(proposal)
         diagnostics.append(
             types.Diagnostic(
                 range=where,
-                message=f"Remora proposes a {summary(proposal)}",
+                message=f"Remora proposes a {summary(proposal)}"
+                + (f" — {checked}" if checked else ""),
                 severity=types.DiagnosticSeverity.Information,
                 source=SOURCE,
                 code=proposal.id,
@@ -378,6 +392,7 @@ def register(server: RemoraLanguageServer) -> None:
             "old_source": proposal.old_source,
             "new_source": proposal.new_source,
             "status": proposal.status,
+            "checks": [check.to_json() for check in proposal.checks],
         }
 
     @server.command("remora.proposals.list")

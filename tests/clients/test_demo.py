@@ -71,3 +71,56 @@ def test_demo_prints_the_outline_with_stable_ids(tmp_path):
         if (match := NODE_LINE.match(line))
     }
     assert again == nodes
+
+
+QUOTE_REWRITTEN = '''def quote(item: Item, quantity, percent=0):
+    """The price of ``quantity`` items after the discount, VAT included."""
+    return discount(item.price_for(quantity), percent)'''
+QUOTE_DOCUMENTED = '''def quote(item: Item, quantity, percent=0):
+    """The price of ``quantity`` items after the discount, VAT included."""
+    return with_vat(discount(item.price_for(quantity), percent))'''
+
+
+def scripted_demo(tmp_path, person_files, *replies: str) -> str:
+    """The demo's output on a copy of the example, its model scripted."""
+    from tests.fakes.model_server import ModelServer
+
+    project = tmp_path / "inventory"
+    shutil.copytree(
+        REPO / "examples" / "inventory",
+        project,
+        ignore=shutil.ignore_patterns(".remora"),
+    )
+    with ModelServer() as model:
+        for text in replies:
+            model.reply_text(text)
+        config = person_files / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.yaml").write_text(
+            f"model:\n  base_url: {model.url}\n  name: scripted\n  protocol: fenced\n",
+            encoding="utf-8",
+        )
+        return run_demo(project)
+
+
+def test_the_demo_refuses_a_docstring_that_drops_a_call(tmp_path, person_files):
+    dropped = f"```python\n{QUOTE_REWRITTEN}\n```"
+    output = scripted_demo(tmp_path, person_files, dropped, dropped)
+    assert "event tool_result: refused: Error: you changed the code: line 3" in output
+    assert "No proposal: asked “Add a docstring that says what this function" in output
+    assert "the agent changed the code twice" in output
+    assert "No proposal: the run ended with agent_failed." in output
+
+
+def test_the_demo_shows_what_a_proposal_passed(tmp_path, person_files):
+    output = scripted_demo(
+        tmp_path,
+        person_files,
+        f"```python\n{QUOTE_REWRITTEN}\n```",
+        f"```python\n{QUOTE_DOCUMENTED}\n```",
+    )
+    assert re.search(r"Proposal pr_[0-9a-f]{12} \(pending\):", output)
+    assert "What was checked:" in output
+    assert "  ✓ docstring-only: code unchanged except docstrings" in output
+    assert "  – tests: not run: the project is not trusted" in output
+    assert "-    return with_vat" not in output

@@ -53,6 +53,11 @@ SAMPLES: dict[str, dict] = {
     "rewrite_rejected": {"proposal_id": "p_1", "node_id": "rm_1", "feedback": "no"},
     "rewrite_stale": {"proposal_id": "p_1", "node_id": "rm_1"},
     "rewrite_not_applied": {"proposal_id": "p_1", "node_id": "rm_1", "reason": "x"},
+    "proposal_checked": {
+        "proposal_id": "p_1",
+        "node_id": "rm_1",
+        "check": {"name": "tests", "ok": True, "detail": "2 passed"},
+    },
     "checkpoint_created": {"checkpoint_id": "c_1"},
     "checkpoint_restored": {"checkpoint_id": "c_1"},
     "graph_started": {"graph_run_id": "gr_1", "name": "docs"},

@@ -12,6 +12,10 @@ Decisions:
 
 * ``tools`` omitted means every core tool plus every ``.pym`` script of the
   bundle; a listed name must be a core tool or a script's stem.
+* ``guard`` (``docstring``, ``type_hints``, ``rename`` or a list of them)
+  binds every proposal of the bundle's agents: anything else that changes is
+  refused (``guards.py``). Without one, the request's words choose
+  (``intent.py``).
 * ``react_to_own_edits`` is off by default: a person typing in a node's code is
   only noted in the agent's memory, so typing never burns model time.
 * A broken project bundle is reported once per change of its files and skipped:
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from remora_core.model import CodeNode, NodeKind
 
@@ -98,10 +102,18 @@ class Bundle(_Strict):
     """A GBNF grammar for llama.cpp-style servers; used with ``fenced`` only."""
     react_to_own_edits: bool = False
     """Whether a person editing the node's own code runs the model."""
+    guard: tuple[Literal["docstring", "type_hints", "rename"], ...] = ()
+    """What alone its proposals may change (``guards.py``); one name or a
+    list. Empty: the guard the request implies (``intent.py``)."""
     directory: Path | None = None
     """The bundle's directory, ``None`` for one built in code."""
     pym_tools: tuple[Path, ...] = ()
     """The ``.pym`` scripts found in ``<directory>/tools/``, sorted."""
+
+    @field_validator("guard", mode="before")
+    @classmethod
+    def _one_or_more(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
 
     @property
     def tool_names(self) -> tuple[str, ...]:

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from remora_core.agents.sandbox import Sandbox
     from remora_core.codegraph import CodeGraph
     from remora_core.config import RemoraConfig
+    from remora_core.guards import Guard, GuardViolation
     from remora_core.model import CodeNode
     from remora_core.proposals import Proposal, ProposalStore
     from remora_core.swarm.turns import Turn
+    from remora_core.verification import Verifier
     from remora_core.workspace import KeyValueStore, Overlay
 
 
@@ -52,6 +54,8 @@ class AgentServices:
     extensions: ExtensionRegistry
     sandbox: Sandbox
     models: ModelResolver
+    verifier: Verifier | None = None
+    """Runs the project's tests on new proposals (``review.run_tests``)."""
 
     def source_of(self, node: CodeNode) -> str:
         """The node's current text ('' if its file cannot be read); never the
@@ -78,6 +82,8 @@ class TurnRecord:
     answer: str = ""
     tool_calls: int = 0
     """Tool calls made so far (limits.tool_calls_per_run)."""
+    violations: list[GuardViolation] = field(default_factory=list)
+    """Proposals the turn's guard refused (the second one ends the turn)."""
 
 
 @dataclass
@@ -91,6 +97,9 @@ class AgentContext:
     record: TurnRecord = field(default_factory=TurnRecord)
     deadline: asyncio.Timeout | None = None
     """The run's time limit; pushed back while the agent waits for a person."""
+    guard: Guard | None = None
+    """What alone this turn's proposals may change (``intent.py``)."""
+
     base: Proposal | None = None
     """A pending proposal of an earlier step of the same graph run: the agent
     works on its source (its own proposal supersedes it)."""

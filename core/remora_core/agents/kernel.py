@@ -48,6 +48,7 @@ from pydantic_ai.usage import UsageLimits
 from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FencedError, parse_reply
+from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
@@ -96,6 +97,7 @@ class AgentKernel:
             extensions=services.extensions.matching(node),
             base=services.proposals.get(base) if base else None,
         )
+        context.guard = turn_guard(bundle, turn.events, services.proposals)
         try:
             endpoint = await services.models.endpoint(bundle)
         except ModelNotConfigured as error:
@@ -324,9 +326,12 @@ class AgentKernel:
         retry = False
         if reply.code is not None:
             arguments = {"new_source": reply.code, "reasoning": reply.text}
+            violations = len(context.record.violations)
             ok, text = await core.call_tool(
                 context, "rewrite_self", arguments, impl["rewrite_self"]
             )
+            if not ok and retried and len(context.record.violations) > violations:
+                raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
                 retry = True
                 follow_up.append(

@@ -124,6 +124,12 @@ def describe_event(
     if kind == "rewrite_rejected":
         rejected = context.services.proposals.get(str(fields["proposal_id"]))
         source = rejected.new_source if rejected else "(not available)"
+        if fields.get("by") == "tests":
+            return (
+                f"{fields['feedback']}\n"
+                f"Your proposed source was:\n```python\n{source}\n```\n"
+                "Try again: make the tests pass and keep doing what was asked."
+            )
         return (
             "A person rejected your proposed rewrite.\n"
             f"Their feedback: {fields['feedback'] or '(none given)'}\n"

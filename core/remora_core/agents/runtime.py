@@ -26,6 +26,7 @@ from remora_core.agents.sandbox import Sandbox
 from remora_core.discovery.files import SourceSkipped, read_source
 from remora_core.proposals import ProposalStore
 from remora_core.review import Review
+from remora_core.verification import Verifier
 from remora_core.workspace import KeyValueStore, Overlay
 
 if TYPE_CHECKING:
@@ -70,6 +71,13 @@ class AgentRuntime:
         self.services.questions.presenter = project.question_presenter
         self.review = Review(self.services, lambda event: project.swarm.emit(event))
         """Accepting, rejecting and staleness of proposals."""
+        self.services.verifier = Verifier(
+            self.services,
+            self.review,
+            lambda event: project.swarm.emit(event),
+            lambda event_id: project.swarm.runner.reserve(event_id),
+            trusted=project.trust.trusted,
+        )
         self.kernel: AgentKernel | None = None
         """Built on the first turn: pydantic-ai takes ~2 s to import, which must
         not delay the server's start-up."""
@@ -79,6 +87,8 @@ class AgentRuntime:
         """Load what the store holds (proposals, acceptances under way)."""
         await self.services.proposals.load()
         self.review.load()
+        if self.services.verifier is not None and not self.project.following:
+            self.services.verifier.resume()
 
     async def turn(self, turn: Turn) -> str:
         """The project's turn function."""
@@ -150,6 +160,7 @@ class AgentRuntime:
         """Stop the model clients, the local model and the sandbox."""
         services = self.services
         closings = (
+            services.verifier.close() if services.verifier else asyncio.sleep(0),
             services.memory.close(),
             services.models.close(),
             services.sandbox.close(),

@@ -14,6 +14,7 @@ project's current text, edits become proposals a person decides on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from remora_core.agents.context import AgentContext, text_hash
+from remora_core.agents.guarding import check_rewrite, refuse_new_node
 from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
@@ -45,6 +47,7 @@ from remora_core.proposals import (
 from remora_core.workspace import MemoryFull
 
 if TYPE_CHECKING:
+    from remora_core.checks import Check
     from remora_core.model import CodeNode
 
 log = logging.getLogger(__name__)
@@ -180,6 +183,10 @@ def _file_text(context: AgentContext, node: CodeNode) -> bytes:
 
 async def _propose(context: AgentContext, proposal: Proposal) -> str:
     services, turn = context.services, context.turn
+    verifier = services.verifier
+    first = verifier.first_check(proposal) if verifier is not None else None
+    if first is not None:  # "tests running…" (or why none run) from the start
+        proposal = dataclasses.replace(proposal, checks=(*proposal.checks, first))
     # The proposal's rows ride in the transaction of its ``rewrite_proposed``.
     superseded = await services.proposals.add(
         proposal, write=turn.swarm.events.also_write
@@ -191,10 +198,14 @@ async def _propose(context: AgentContext, proposal: Proposal) -> str:
             proposal_id=proposal.id,
             node_id=proposal.node_id,
             diff=proposal.diff,
+            checks=[check.to_json() for check in proposal.checks],
         )
     )
+    if verifier is not None:
+        verifier.submit(proposal)
     note = f" It replaces {', '.join(superseded)}." if superseded else ""
-    return f"Proposal {proposal.id} created; a person will review it.{note}"
+    checked = "".join(f" {c.summary()}." for c in proposal.checks if c.ok)
+    return f"Proposal {proposal.id} created; a person will review it.{checked}{note}"
 
 
 def _proposal(
@@ -208,6 +219,7 @@ def _proposal(
     diff: str,
     base_hash: str,
     reasoning: str,
+    checks: tuple[Check, ...] = (),
 ) -> Proposal:
     return Proposal(
         id=f"pr_{uuid.uuid4().hex[:12]}",
@@ -227,6 +239,7 @@ def _proposal(
         feedback=None,
         created_at=time.time(),
         decided_at=None,
+        checks=checks,
     )
 
 
@@ -239,6 +252,7 @@ async def rewrite_self(
     text = _file_text(context, node)
     replacement, diff = prepare_rewrite(node, text, new_source)
     old = text[node.span.start_byte : node.span.end_byte].decode("utf-8", "replace")
+    guarded = check_rewrite(context, text, node.span.start_byte, old, replacement)
     proposal = _proposal(
         context,
         node,
@@ -249,6 +263,7 @@ async def rewrite_self(
         diff=diff,
         base_hash=text_hash(old),
         reasoning=reasoning,
+        checks=(guarded,) if guarded is not None else (),
     )
     return await _propose(context, proposal)
 
@@ -262,6 +277,7 @@ async def propose_new_node(
 ) -> str:
     """Propose a new definition next to (or inside) the agent's node."""
     _check_size(context, "limits.proposal_chars", "new source", source)
+    refuse_new_node(context)
     node = context.node
     if kind not in ("function", "class", "method"):
         raise ToolError("kind must be 'function', 'class' or 'method'")

@@ -11,7 +11,8 @@ its type. ``agent_id`` names the agent an event is about, ``from_agent`` and
 The taxonomy is the design's, extended with the swarm's own bookkeeping:
 ``trigger_refused`` (a cascade rule said no, and why), ``run_interrupted``
 (a run was in flight when the process died) and ``rewrite_not_applied`` (an
-accepted edit did not land in the document).
+accepted edit did not land in the document) and ``proposal_checked`` (the
+project's tests ran on a proposal).
 """
 
 from __future__ import annotations
@@ -235,6 +236,9 @@ class RewriteProposed(BaseEvent):
     proposal_id: str
     node_id: str
     diff: str
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    """What was checked when it was made (``checks.py``): its guard, its
+    tests "running"; later outcomes arrive as ``proposal_checked``."""
 
 
 class RewriteApplied(BaseEvent):
@@ -246,12 +250,25 @@ class RewriteApplied(BaseEvent):
 
 
 class RewriteRejected(BaseEvent):
-    """A person rejected a proposal."""
+    """A person rejected a proposal (or the project's tests failed with it)."""
 
     type: Literal["rewrite_rejected"] = "rewrite_rejected"
     proposal_id: str
     node_id: str
     feedback: str = ""
+    by: Literal["person", "tests"] = "person"
+    """``tests``: the project's tests failed with it; the feedback is their
+    output (``review.run_tests``)."""
+
+
+class ProposalChecked(BaseEvent):
+    """A check of a pending proposal finished (its tests ran): the outcome."""
+
+    type: Literal["proposal_checked"] = "proposal_checked"
+    proposal_id: str
+    node_id: str
+    check: dict[str, Any]
+    """``{name, ok, detail, status}`` (``checks.py``)."""
 
 
 class RewriteStale(BaseEvent):
@@ -374,6 +391,7 @@ Event = Annotated[
     | RewriteRejected
     | RewriteStale
     | RewriteNotApplied
+    | ProposalChecked
     | CheckpointCreated
     | CheckpointRestored
     | GraphStarted

@@ -186,6 +186,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_by_trigger ON runs(trigger_event_id);
     CREATE INDEX runs_by_start ON runs(started_at);
     """,
+    # 8: what was checked about a proposal (intent guard, the project's
+    # tests), JSON [{name, ok, detail, status}] (DESIGN §9).
+    """
+    ALTER TABLE proposals ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -1,0 +1,125 @@
+"""The project's tests on proposals, through the engine (``verification/``).
+
+A real project (the shop of ``agent_support.py`` with tests of its own), real
+pytest subprocesses, a scripted model. Asserted: which tests a proposal
+reaches (through callers of callers), that an untrusted project's tests do
+not run, and that runs queue at ``agents.max_concurrency``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.core.agent_support import of_type
+from tests.fakes.model_server import Reply
+
+TESTS = """import os
+import time
+from pathlib import Path
+
+from shop import Cart
+
+
+def test_checkout_adds_tax():
+    probe = Path(os.environ["REMORA_TEST_PROBE"])
+    mine = probe / str(os.getpid())
+    mine.write_text("")
+    time.sleep(1.5)
+    (probe.parent / "seen").open("a").write(f"{len(list(probe.iterdir()))}\\n")
+    mine.unlink()
+    cart = Cart()
+    cart.add(10)
+    assert cart.checkout() == 12.0
+"""
+TAX = "def tax(amount, rate=0.2):\n    return amount * rate + 0"
+TOTAL = "def total(prices):\n    return sum(prices) + 0"
+
+
+def per_agent(shop, scripts: dict[str, list[Reply]]):
+    """Answer each agent from its own script (agents run concurrently)."""
+
+    def responder(request):
+        system = str(request["messages"][0].get("content") or "")
+        for name, script in scripts.items():
+            if f"(id {shop.id(name)})" in system and script:
+                return script.pop(0)
+        return Reply(text="Done.")
+
+    return responder
+
+
+async def checks_of(shop, count: int) -> list:
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        found = of_type(await shop.events(), "proposal_checked")
+        if len(found) >= count:
+            return found
+        made = [e.checks for e in of_type(await shop.events(), "rewrite_proposed")]
+        assert asyncio.get_running_loop().time() < deadline, f"no outcome: {made}"
+        await asyncio.sleep(0.1)
+
+
+async def test_runs_queue_at_max_concurrency(shop, tmp_path, monkeypatch):
+    probe = tmp_path / "probe" / "running"
+    probe.mkdir(parents=True)
+    monkeypatch.setenv("REMORA_TEST_PROBE", str(probe))
+    (shop.root / "tests").mkdir()
+    (shop.root / "tests" / "test_shop.py").write_text(TESTS, encoding="utf-8")
+
+    def rewrite(source: str) -> Reply:
+        return Reply(tool_calls=[("rewrite_self", {"new_source": source})])
+
+    project = await shop.start(
+        model={"protocol": "tools"},
+        agents={"max_concurrency": 1},
+        swarm={"cooldown_ms": 0},
+        trusted=True,
+    )
+    shop.server.responder = per_agent(
+        shop, {"tax": [rewrite(TAX)], "total": [rewrite(TOTAL)]}
+    )
+    await shop.send("tax", "Tidy up")
+    await shop.send("total", "Tidy up")
+
+    checked = await checks_of(shop, 2)
+    assert {c.check["detail"] for c in checked} == {"1 passed"}
+    # tax and total are reached through Cart.checkout / Cart.add: the same
+    # test ran twice, never at the same time.
+    seen = (probe.parent / "seen").read_text().split()
+    assert seen == ["1", "1"]
+    for proposal in project.agents.services.proposals.pending():
+        assert proposal.check("tests").ok is True
+
+
+async def test_an_untrusted_projects_tests_do_not_run(shop):
+    (shop.root / "test_shop.py").write_text(
+        "from shop import tax\n\ndef test_tax():\n    assert tax(10) == 2.0\n",
+        encoding="utf-8",
+    )
+    shop.server.reply_tool_call("rewrite_self", {"new_source": TAX})
+    shop.server.reply_text("Done.")
+    project = await shop.start(model={"protocol": "tools"})
+    events = await shop.ask("tax", "Tidy up")
+
+    (proposed,) = of_type(events, "rewrite_proposed")
+    (check,) = proposed.checks
+    assert check["status"] == "could_not_run"
+    assert check["detail"].startswith("not run: the project is not trusted")
+    (proposal,) = project.agents.services.proposals.pending()
+    assert proposal.check("tests").ok is None
+    assert not of_type(events, "proposal_checked")
+
+
+async def test_run_tests_off_adds_no_check(shop):
+    (shop.root / "test_shop.py").write_text(
+        "from shop import tax\n\ndef test_tax():\n    assert tax(10) == 2.0\n",
+        encoding="utf-8",
+    )
+    shop.server.reply_tool_call("rewrite_self", {"new_source": TAX})
+    shop.server.reply_text("Done.")
+    await shop.start(
+        model={"protocol": "tools"}, review={"run_tests": "off"}, trusted=True
+    )
+    events = await shop.ask("tax", "Tidy up")
+    (proposed,) = of_type(events, "rewrite_proposed")
+    assert proposed.checks == []
