@@ -21,7 +21,11 @@ reads the pending proposal with ``remora.proposals.list``. Then:
   passes (behaviour kept or changed as asked, docstring/hints/decorators there);
 - **s**: seconds from sending the request to the run's end event. The first
   request of a server is also printed on its own (``first ask``): with the
-  model loaded in the background at start-up it should not pay the load.
+  model loaded in the background at start-up it should not pay the load;
+- **model**, **read**, **gen**: what llama.cpp's own log says the task cost —
+  seconds in the model, prompt tokens it had to read (what its prompt cache did
+  not already hold) and tokens it generated. Token counts do not depend on how
+  busy the machine is, so they show what a lever bought when seconds are noisy.
 
 **The floor** (``peer``): the same model (its own llama.cpp child with the same
 settings, started after the server stopped), the same tasks, called bare through
@@ -43,6 +47,7 @@ import ast
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import statistics
 import sys
@@ -89,8 +94,51 @@ class Outcome:
     why: str = ""
     seconds: float = 0.0
     requests: int = 0
+    prompt_tokens: int = 0
+    """Prompt tokens the model read (what its prompt cache did not hold)."""
+    generated: int = 0
+    """Tokens the model generated."""
+    model_s: float = 0.0
+    """Seconds llama.cpp itself spent (prompt + generation), from its log."""
     source: str = ""
     details: list[str] = field(default_factory=list)
+
+
+# ---- what llama.cpp says it did ----------------------------------------------------
+
+TIMING = re.compile(r"\b(prompt eval|eval) time =\s*([0-9.]+) ms /\s*([0-9]+) tokens")
+
+
+class ModelLog:
+    """Reads llama.cpp's timing lines appended to a log since the last read.
+
+    Token counts do not depend on how busy the machine is: they show what a
+    lever changed (a prompt the cache already holds is not read again) even
+    when seconds are noisy.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def skip(self) -> None:
+        """Forget what was logged so far."""
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def account(self, outcome: Outcome) -> None:
+        """Add what was logged since the last read to ``outcome``."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as file:
+            file.seek(self.offset)
+            text = file.read().decode("utf-8", "replace")
+            self.offset = file.tell()
+        for kind, ms, tokens in TIMING.findall(text):
+            outcome.model_s += float(ms) / 1000
+            if kind == "prompt eval":
+                outcome.prompt_tokens += int(tokens)
+            else:
+                outcome.generated += int(tokens)
 
 
 # ---- judging -------------------------------------------------------------------------
@@ -307,11 +355,14 @@ async def through_server(
     try:
         await node_id(client, root, tasks[0])
         started = time.perf_counter() - began
+        model_log = ModelLog(root / ".remora" / "local-model.log")
         for task in tasks:
+            model_log.skip()
             try:
                 outcome = await ask(client, root, task)
             except Exception as error:  # a bench problem, not the agent's
                 outcome = Outcome(task.name, "server", "error", why=repr(error))
+            model_log.account(outcome)
             outcomes.append(outcome)
             yield_row(outcome)
     finally:
@@ -376,11 +427,14 @@ async def through_peer(tasks: list[Task], local: LocalModel) -> list[Outcome]:
         local.model_name, provider=OpenAIProvider(openai_client=client)
     )
     outcomes = []
+    model_log = ModelLog(local.log_path)
     for task in tasks:
+        model_log.skip()
         try:
             outcome = await bare(task, model)
         except Exception as error:
             outcome = Outcome(task.name, "peer", "error", why=repr(error))
+        model_log.account(outcome)
         outcomes.append(outcome)
         yield_row(outcome)
     await client.close()
@@ -397,7 +451,8 @@ def yield_row(outcome: Outcome) -> None:
     mark = "yes" if outcome.satisfied else "no"
     print(
         f"{outcome.path:<7} {outcome.task:<20} {outcome.ended:<9} {mark:<4} "
-        f"{outcome.seconds:>6.1f} {outcome.requests:>3}  {outcome.why}",
+        f"{outcome.seconds:>6.1f} {outcome.model_s:>6.1f} {outcome.requests:>3} "
+        f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
         flush=True,
     )
     if VERBOSE:
@@ -417,9 +472,14 @@ def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) 
         satisfied = sum(o.satisfied for o in outcomes)
         clear = sum(o.ended in ("proposal", "failed", "refused") for o in outcomes)
         medians[name] = statistics.median(o.seconds for o in outcomes)
+        model = statistics.median(o.model_s for o in outcomes)
+        read = statistics.median(o.prompt_tokens for o in outcomes)
+        generated = statistics.median(o.generated for o in outcomes)
         print(
             f"  {name:<7} satisfied {satisfied}/{len(outcomes)}  "
-            f"proposal|failure {clear}/{len(outcomes)}  median {medians[name]:.2f} s"
+            f"proposal|failure {clear}/{len(outcomes)}  median {medians[name]:.2f} s "
+            f"(model {model:.2f} s; prompt tokens read {read:.0f}, "
+            f"generated {generated:.0f})"
         )
     if not full:
         return 0
@@ -451,7 +511,8 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
     }
     results: dict[str, tuple[list[Outcome], list[Outcome]]] = {}
     print(
-        f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'req':>3}  why not"
+        f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'model':>6} "
+        f"{'req':>3} {'read':>5} {'gen':>4}  why not"
     )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-") as tmp:
         workdir = Path(tmp)
