@@ -26,6 +26,10 @@ def person_files(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> Path:
     inherit the variables.
     """
     home = tmp_path_factory.mktemp("person")
+    # Servers started by tests do not preload the kernel and the embedded model
+    # (hundreds of starts would each pay for it); tests of preloading say so.
+    (home / "config").mkdir()
+    (home / "config" / "config.yaml").write_text("model:\n  preload: false\n")
     monkeypatch.setenv("REMORA_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("REMORA_STATE_HOME", str(home / "state"))
     return home
@@ -39,6 +43,12 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     target = tmp_path / name
     shutil.copytree(WORKSPACES / name, target)
     return target
+
+
+@pytest.fixture
+def no_person_config(person_files: Path) -> None:
+    """No settings file of the person's at all (not even ``preload: false``)."""
+    (person_files / "config" / "config.yaml").unlink()
 
 
 collect_ignore_glob = ["workspaces/*"]

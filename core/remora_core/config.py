@@ -66,6 +66,11 @@ class ModelSettings(_Section):
     """First wait before a retry; doubled for each further retry."""
     stream: bool = False
     """Ask for streamed responses (server-sent events)."""
+    preload: bool = True
+    """Get the first ask's waits out of its way once the project is indexed:
+    import the agent kernel and, when agents use the embedded model, start it
+    (~0.7 GB of memory while the server runs). An endpoint is never contacted
+    before an agent runs."""
 
 
 class AgentSettings(_Section):

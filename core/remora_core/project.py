@@ -224,6 +224,8 @@ class Project:
                 await self.disk.index_workspace(scanning)
         finally:
             self.indexed.set()
+        if self.root is not None and follower is None:
+            self.watchers.spawn(self.agents.preload(), name="preload agents")
         if self.database is None:
             return
         if follower is not None:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 DEFAULTS = RemoraConfig()
 
+# These tests compare with the defaults: no settings file of the person's.
+pytestmark = pytest.mark.usefixtures("no_person_config")
+
 
 def write(root: Path, pyproject: str | None = None, yaml: str | None = None) -> None:
     if pyproject is not None:

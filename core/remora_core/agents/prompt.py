@@ -6,6 +6,14 @@ instructions of its bundle and extensions, its mounted workspaces and the rules.
 It is rebuilt for every turn (pydantic-ai ``instructions``, not stored in the
 chat history), so it always shows the current code.
 
+Order matters for speed: what is the same for every node of a bundle (the
+rules, the bundle's instructions) comes first and everything about this node
+(who it is, its neighbours, its source) last. A llama.cpp server keeps the
+previous request's prompt and re-reads only what differs after the longest
+common prefix, so on the embedded model (~150 prompt tokens/s on 2 cores) the
+shared half of the prompt is read once, not once per node. Empty facts (no
+callers, no callees) are left out: a small model reads every token.
+
 The turn's input renders the events that triggered it — a person's request, a
 message from another agent, a change in a node it watches, a rejected proposal
 with its feedback — as one user message.
@@ -41,27 +49,42 @@ def _listed(nodes: list[CodeNode]) -> str:
 
 
 def system_prompt(context: AgentContext, protocol: str) -> str:
-    """The system prompt of the agent taking this turn."""
+    """The system prompt of the agent taking this turn: shared part, then own."""
+    rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
+    shared = [INTRODUCTION, rules]
+    if bundle_text := context.bundle.system_prompt.strip():
+        shared.append("Instructions:\n" + bundle_text)
+    return "\n\n".join([*shared, _about(context)])
+
+
+INTRODUCTION = (
+    "You are an AI agent that lives in a Python codebase: you are one of its "
+    "definitions (a function, class, method or file), described at the end."
+)
+
+
+def _about(context: AgentContext) -> str:
+    """Everything about this node: who, where, neighbours, extras, source."""
     services, node = context.services, context.node
     graph = services.graph
     parent = graph.get(node.parent_id) if node.parent_id else None
     where = f"{node.file_path}, line {node.span.start_line + 1}"
-    parts = [
+    lines = [
         f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
-        f"in {where}. You are an AI agent that lives in this code.",
+        f"in {where}.",
         f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
-        f"Called by: {_listed(graph.callers(node.id))}.",
-        f"Calls: {_listed(graph.callees(node.id))}.",
-        _source_part(context),
     ]
-    instructions = [context.bundle.system_prompt.strip()]
-    instructions += [e.system_prompt.strip() for e in context.extensions]
-    instructions = [text for text in instructions if text]
-    if instructions:
-        parts.append("Instructions:\n" + "\n".join(instructions))
+    if callers := graph.callers(node.id):
+        lines.append(f"Called by: {_listed(callers)}.")
+    if callees := graph.callees(node.id):
+        lines.append(f"Calls: {_listed(callees)}.")
+    parts = ["\n".join(lines)]
+    extensions = [e.system_prompt.strip() for e in context.extensions]
+    if extensions := [text for text in extensions if text]:
+        parts.append("Instructions for you:\n" + "\n".join(extensions))
     if context.workspaces:
         parts.append("Files mounted for you: " + ", ".join(context.workspaces) + ".")
-    parts.append(FENCED_RULES if protocol == "fenced" else TOOL_RULES)
+    parts.append(_source_part(context))
     return "\n\n".join(parts)
 
 

@@ -188,6 +188,21 @@ class ModelResolver:
         )
         return NO_KEY, variable
 
+    async def preload(self) -> None:
+        """Start the embedded model now if agents will use it (``model.preload``).
+
+        A failure is only logged: the first ask reports it, with how to fix it.
+        """
+        settings = self.settings
+        if settings.provider == "openai_compatible" or (
+            settings.provider is None and (settings.base_url or not _local_installed())
+        ):
+            return
+        try:
+            await self._start_local()
+        except ModelNotConfigured as error:
+            log.warning("the embedded model could not be started ahead: %s", error)
+
     async def _start_local(self) -> tuple[str, str]:
         from remora_core.agents.local import LocalModel, LocalModelUnavailable
 

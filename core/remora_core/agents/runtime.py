@@ -90,6 +90,17 @@ class AgentRuntime:
         if self.services.verifier is not None and not self.project.following:
             self.services.verifier.resume()
 
+    async def preload(self) -> None:
+        """Take the first ask's one-off costs now (``model.preload``): import the
+        kernel (pydantic-ai, ~2 s) and start the embedded model if agents use it
+        (its load, seconds on a small machine). The first ask then waits only
+        for whatever is still under way.
+        """
+        if not self.services.config.model.preload:
+            return
+        await self._load_kernel()
+        await self.services.models.preload()
+
     async def turn(self, turn: Turn) -> str:
         """The project's turn function."""
         node = self.services.graph.get(turn.agent_id)

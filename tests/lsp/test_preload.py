@@ -1,0 +1,55 @@
+"""The embedded model starts with the server, so the first ask does not wait for it.
+
+With zero configuration and the ``local`` extra installed, agents run on the
+embedded model; ``model.preload`` (default on) starts it in the background once
+the project is indexed. What a person notices: the model's log says it is
+serving before anything was asked, no model request was made to get there, and
+it stops with the server. Tests elsewhere run with ``preload: false`` in the
+person's settings (``tests/conftest.py``); here the editor turns it back on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from remora_core.agents.local import local_extra_installed
+
+from tests.lsp.conftest import EDITORS, session
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not local_extra_installed(),
+        reason="the 'local' extra (xllamacpp + the model wheels) is not installed",
+    ),
+]
+
+LOAD_S = 180.0
+"""How long the model may take to load on a machine busy with other tests."""
+
+
+async def log_says(log, texts: tuple[str, ...], timeout: float) -> bool:
+    """Whether ``log`` comes to contain one of ``texts`` within ``timeout`` s."""
+    for _ in range(int(timeout * 10)):
+        if log.exists():
+            written = log.read_text(encoding="utf-8", errors="replace")
+            if any(text in written for text in texts):
+                return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("editor", EDITORS[:1])
+async def test_the_embedded_model_is_ready_before_the_first_ask(editor, workspace):
+    log = workspace / ".remora" / "local-model.log"
+    async with session(editor, workspace, {"model": {"preload": True}}) as client:
+        assert await log_says(log, ("remora local_server: serving",), LOAD_S), (
+            "the embedded model was not started ahead of the first ask"
+        )
+        assert not [e for e in client.events if e["type"] == "model_request"]
+    # Stopped by the server's shutdown, or on its own when the server is gone.
+    ended = ("local_server: stopping", "is gone; exiting")
+    assert await log_says(log, ended, 30), (
+        "the model outlived the server:\n" + log.read_text(errors="replace")[-1500:]
+    )
