@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from remora_core.discovery.files import secret_glob
 
@@ -24,14 +24,36 @@ if TYPE_CHECKING:
     from remora_core.agents.providers import ModelResolver
     from remora_core.agents.questions import Questions
     from remora_core.agents.sandbox import Sandbox
+    from remora_core.checks import Check
     from remora_core.codegraph import CodeGraph
     from remora_core.config import RemoraConfig
     from remora_core.guards import Guard, GuardViolation
     from remora_core.model import CodeNode
     from remora_core.proposals import Proposal, ProposalStore
     from remora_core.swarm.turns import Turn
-    from remora_core.verification import Verifier
     from remora_core.workspace import KeyValueStore, Overlay
+
+
+class ProposalVerifier(Protocol):
+    """What agents' tools see of ``verification.Verifier`` (named here, not
+    imported: the verifier reads the services this module defines).
+    """
+
+    def first_check(self, proposal: Proposal) -> Check | None:
+        """The ``tests`` check a new proposal is shown with (None: no check)."""
+        ...
+
+    def submit(self, proposal: Proposal) -> None:
+        """Run the tests selected for ``proposal`` in the background."""
+        ...
+
+    def resume(self) -> None:
+        """Run again the tests a restart interrupted."""
+        ...
+
+    async def close(self) -> None:
+        """Stop every run."""
+        ...
 
 
 @dataclass
@@ -54,7 +76,7 @@ class AgentServices:
     extensions: ExtensionRegistry
     sandbox: Sandbox
     models: ModelResolver
-    verifier: Verifier | None = None
+    verifier: ProposalVerifier | None = None
     """Runs the project's tests on new proposals (``review.run_tests``)."""
 
     def source_of(self, node: CodeNode) -> str:

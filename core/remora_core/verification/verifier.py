@@ -31,7 +31,7 @@ import logging
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from remora_core.agents.context import text_hash
 from remora_core.agents.paths import is_secret
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from remora_core.agents.context import AgentServices
     from remora_core.events.models import Event
     from remora_core.proposals import Proposal
-    from remora_core.review import Review
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +57,30 @@ MAX_FEEDBACK = 4_000
 """Characters of failing output sent back to the agent."""
 
 
+class Rejecting(Protocol):
+    """What the verifier needs of ``review.Review``: sending a failing proposal
+    back to its agent (named here, not imported: review imports the agents'
+    context, which holds the verifier).
+    """
+
+    async def reject(
+        self,
+        proposal: Proposal,
+        feedback: str,
+        reserve: Callable[[str], str] | None = None,
+        by: Literal["person", "tests"] = "person",
+    ) -> str | None:
+        """Record a rejection and start the agent's retry; its run id."""
+        ...
+
+
 class Verifier:
     """Runs the tests of one project's proposals."""
 
     def __init__(
         self,
         services: AgentServices,
-        review: Review,
+        review: Rejecting,
         emit: Callable[[Event], Awaitable[object]],
         reserve: Callable[[str], str],
         *,
