@@ -22,9 +22,11 @@ What counts as an import (decided here, for the whole code base):
   A part that needs to name its owner names a protocol of what it uses instead
   (``project_port.ProjectPort``, ``swarm.turns.Swarm``, ``trust.Server``).
 
-Before this test (issue 13): ``remora_core`` had 4 cycles covering 13 of 76
-modules, ``remora_lsp`` one cycle of 15 of its 22 modules; runtime imports
-alone (without ``TYPE_CHECKING``) formed none under the rules above.
+Before this test (issue 13), under these rules: ``remora_core`` had 2 cycles
+covering 7 of its 76 modules (``project``/``disk``/``following``/
+``agents.runtime``; ``swarm.engine``/``runner``/``turns``), ``remora_lsp`` one
+cycle of 15 of its 22 modules (every feature and ``server``); runtime imports
+alone formed none.
 """
 
 from __future__ import annotations
