@@ -174,11 +174,19 @@ def publish(ls: RemoraLanguageServer, project: Project, path: str) -> None:
 
 
 def follow_proposals(ls: RemoraLanguageServer, project: Project) -> None:
-    """Republish a file's diagnostics whenever one of its proposals changes."""
+    """Republish a file's diagnostics whenever one of its proposals changes
+    (every open file's after a checkpoint is restored).
+    """
 
     def on_event(stored: StoredEvent) -> None:
         app = ls.app(project)
-        if stored.event.type not in PROPOSAL_EVENTS or not app.started:
+        if not app.started:
+            return
+        if stored.event.type == "checkpoint_restored":  # any proposal may differ
+            for path in list(project.documents):
+                publish(ls, project, path)
+            return
+        if stored.event.type not in PROPOSAL_EVENTS:
             return
         proposal = app.proposals.get(stored.event.__dict__["proposal_id"])
         if proposal is not None:

@@ -57,6 +57,11 @@ RUN_ENDS = {
 }
 
 
+def _log_failure(done: asyncio.Future[object]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.error("a graph event could not be stored", exc_info=done.exception())
+
+
 @dataclass
 class GraphRun:
     """One run of a graph, and how far it got."""
@@ -276,7 +281,10 @@ class GraphEngine:
         outcome, detail = result
         run.outcomes[(step.id, node)] = outcome
         proposal = run.proposals.get(node) if outcome == "completed" else None
-        await self.swarm.emit(
+        # Not awaited: the node's slot goes to the next node at once (as when
+        # runs are started one by one); the log keeps the order, and the
+        # graph's last event is awaited after every step's.
+        self.swarm.emit_nowait(
             GraphStepFinished(
                 graph_run_id=run.id,
                 step=step.id,
@@ -287,7 +295,7 @@ class GraphEngine:
                 last=last,
                 correlation_id=run.correlation_id,
             )
-        )
+        ).add_done_callback(_log_failure)
 
     def _on_event(self, stored: StoredEvent) -> None:
         event = stored.event

@@ -12,6 +12,7 @@ line each (:class:`GraphInvalid`), before anything runs.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -62,9 +63,9 @@ class Targets(_Strict):
         return [value] if isinstance(value, str) else value
 
     def matches(self, node: CodeNode) -> bool:
-        """Whether ``node`` is one of the targets."""
-        if self.ids is not None and node.id not in self.ids:
-            return False
+        """Whether ``node`` (one of ``ids`` when given: the caller looks
+        those up) is one of the targets.
+        """
         if self.kind is not None and node.kind not in self.kind:
             return False
         if self.path is not None and not path_glob(self.path).match(node.file_path):
@@ -113,6 +114,7 @@ class GraphPlan:
         return sum(len(steps) for steps in self.nodes.values())
 
 
+@functools.lru_cache(maxsize=64)
 def path_glob(glob: str) -> re.Pattern[str]:
     """A regex for a path glob: ``*`` stays in one folder, ``**/`` spans any."""
     parts, i = [], 0
@@ -144,6 +146,8 @@ def _describe(error: ValidationError) -> list[str]:
             problem = f"must be one of {', '.join(POLICIES)}, not {item['input']!r}"
         elif item["type"] == "extra_forbidden":
             problem = "is not a graph field"
+        elif item["type"] == "too_short":
+            problem = f"needs at least {item['ctx']['min_length']} entry"
         problems.append(f"{where}: {problem}")
     return problems
 
@@ -226,7 +230,7 @@ def plan_graph(
 ) -> GraphPlan:
     """Check ``spec`` against the project; GraphInvalid lists every problem."""
     known = set(bundles)
-    active = list(nodes)
+    active = {node.id: node for node in nodes}
     problems: list[str] = []
     by_step: dict[str, list[str]] = {}
     for step in spec.steps:
@@ -235,7 +239,14 @@ def plan_graph(
                 f"step {step.id!r}: no bundle named {step.bundle!r} "
                 f"(known: {', '.join(sorted(known))})"
             )
-        matched = [node.id for node in active if step.targets.matches(node)]
+        ids = step.targets.ids
+        # Explicit ids are looked up, not searched for among every node.
+        candidates = (
+            [active[i] for i in dict.fromkeys(ids) if i in active]
+            if ids is not None
+            else active.values()
+        )
+        matched = [node.id for node in candidates if step.targets.matches(node)]
         if not matched:
             problems.append(f"step {step.id!r}: its targets match no node")
         by_step[step.id] = matched
