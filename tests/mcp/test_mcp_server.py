@@ -82,7 +82,9 @@ async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
 
             resource = await client.read_resource(f"remora://node/{helper['id']}")
             shown = json.loads(resource.contents[0].text)
-            assert shown["source"] == 'def helper(self):\n        return order("b", 2)'
+            assert shown["source"] == (
+                '    def helper(self):\n        return order("b", 2)'
+            )
 
             asked = result_of(
                 await client.call_tool(
