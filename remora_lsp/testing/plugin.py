@@ -61,9 +61,20 @@ STORE_FILES = ("remora.db*", "owner.lock", "control.sock", "*.log")
 keeps there (bundles, tools, extensions and graphs are copied)."""
 
 
-def _not_copied(directory: str, names: list[str]) -> set[str]:
-    patterns = NOT_COPIED + (STORE_FILES if Path(directory).name == ".remora" else ())
-    return set(shutil.ignore_patterns(*patterns)(directory, names))
+def _ignore_for(target: Path):
+    """``copytree``'s ignore: :data:`NOT_COPIED`, :data:`STORE_FILES` inside
+    ``.remora/``, and the folder holding the copy itself (pytest's temporary
+    folder may lie inside the project, e.g. with ``--basetemp``).
+    """
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        store = Path(directory).name == ".remora"
+        patterns = NOT_COPIED + (STORE_FILES if store else ())
+        skipped = set(shutil.ignore_patterns(*patterns)(directory, names))
+        holding = {n for n in names if target.is_relative_to(Path(directory, n))}
+        return skipped | holding
+
+    return ignore
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -138,8 +149,8 @@ def remora_project_source(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture
 def remora_project(remora_project_source: Path, tmp_path: Path) -> Path:
     """A fresh copy of the project in ``tmp_path``."""
-    target = tmp_path / (remora_project_source.name or "project")
-    shutil.copytree(remora_project_source, target, ignore=_not_copied)
+    target = tmp_path / (remora_project_source.resolve().name or "project")
+    shutil.copytree(remora_project_source, target, ignore=_ignore_for(target.resolve()))
     return target
 
 
@@ -199,4 +210,3 @@ else:
     def remora_client() -> None:
         """Unavailable: explains which extra to install."""
         _require_kit()
-
