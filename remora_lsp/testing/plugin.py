@@ -64,14 +64,17 @@ keeps there (bundles, tools, extensions and graphs are copied)."""
 def _ignore_for(target: Path):
     """``copytree``'s ignore: :data:`NOT_COPIED`, :data:`STORE_FILES` inside
     ``.remora/``, and the folder holding the copy itself (pytest's temporary
-    folder may lie inside the project, e.g. with ``--basetemp``).
+    folder may lie inside the project, e.g. with ``--basetemp``), also
+    through a symbolic link (pytest's ``…-current``).
     """
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         store = Path(directory).name == ".remora"
         patterns = NOT_COPIED + (STORE_FILES if store else ())
         skipped = set(shutil.ignore_patterns(*patterns)(directory, names))
-        holding = {n for n in names if target.is_relative_to(Path(directory, n))}
+        holding = {
+            n for n in names if target.is_relative_to(Path(directory, n).resolve())
+        }
         return skipped | holding
 
     return ignore
