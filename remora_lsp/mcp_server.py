@@ -58,12 +58,14 @@ ALLOWED = frozenset(
         "remora.node.get",
         "remora.node.events",
         "remora.agent.chat",
+        "remora.agent.cancel",
         "remora.proposals.list",
         "remora.proposal.diff",
         "remora.events.last_seq",
     }
 )
-"""Every command this server may send: reads, and asking an agent."""
+"""Every command this server may send: reads, and asking an agent (cancel:
+only a run this server started in its own process, past its wait)."""
 INSTRUCTIONS = (
     "Remora makes every function, class, method and file of this Python project "
     "an agent. Find nodes with search_nodes, read them with node_card or the "
@@ -108,12 +110,7 @@ class Nodes:
                     _follow(backend, since, run_id), wait_s
                 )
             except TimeoutError:
-                outcome = {"run_id": run_id, "outcome": "running", "answer": ""}
-                outcome["proposal_ids"] = []
-                outcome["note"] = (
-                    f"still running after {wait_s:g} s; its proposals will be "
-                    "listed by list_proposals"
-                )
+                outcome = await _late(backend, run_id, wait_s)
             ids = outcome.pop("proposal_ids")
             outcome["proposals"] = [
                 {
@@ -163,6 +160,21 @@ async def _call(backend: Backend, command: str, arguments: dict[str, Any]) -> An
             )
             raise ToolError(f"{problem} (candidates: {names})") from problem
         raise ToolError(str(problem)) from problem
+
+
+async def _late(backend: Backend, run_id: str, wait_s: float) -> dict[str, Any]:
+    """What ``ask_node`` says about a run still going after ``wait_s``.
+
+    Through a server the run goes on there. In this process it cannot outlive
+    the call (the project closes after it), so it is cancelled, not orphaned.
+    """
+    outcome: dict[str, Any] = {"run_id": run_id, "answer": "", "proposal_ids": []}
+    if backend.via == "server":
+        note = f"still running after {wait_s:g} s; list_proposals shows what it makes"
+        return {**outcome, "outcome": "running", "note": note}
+    await _call(backend, "remora.agent.cancel", {"run_id": run_id})
+    note = f"cancelled after {wait_s:g} s: no editor serves this project"
+    return {**outcome, "outcome": "cancelled", "note": note}
 
 
 async def _follow(backend: Backend, since: int, run_id: str) -> dict[str, Any]:

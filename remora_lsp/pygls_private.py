@@ -12,7 +12,10 @@ at once instead of breaking a code path at run time:
 - ``JsonRPCProtocol._send_response(msg_id, result, error)`` — overridden by
   :class:`remora_lsp.protocol.RemoraProtocol`;
 - ``JsonRPCServer._stop_event``, ``._thread_pool``, ``._server`` — stopping the
-  transport without waiting for the thread blocked on stdin.
+  transport without waiting for the thread blocked on stdin;
+- ``JsonRPCClient._server`` — the server process a client started (the test
+  kit, ``remora_lsp/testing/client.py``, kills it when a test failed half-way
+  instead of waiting for an exit that never comes).
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ log = logging.getLogger(__name__)
 PROTOCOL_ATTRIBUTES = ("_converter", "_include_headers")
 PROTOCOL_METHODS = ("_send_response",)
 SERVER_ATTRIBUTES = ("_stop_event", "_thread_pool", "_server")
+CLIENT_ATTRIBUTES = ("_server",)
+
+
+def server_process(client: Any) -> Any:
+    """The ``asyncio`` subprocess a pygls client started (None before)."""
+    return client._server
 
 
 def converter(protocol: Any) -> Any:

@@ -8,9 +8,7 @@ point. The fixtures (``remora_client``, ``remora_model``, ``remora_project``,
 ``remora_settings``, ``remora_editor``) are described there; the README's
 "Testing your bundles" section has a complete example.
 
-Importing this package needs pytest-lsp (the ``testing`` extra); the model
-server (:mod:`.model_server`, :mod:`.replies`) needs nothing but the standard
-library.
+Importing this package needs pytest-lsp (the ``testing`` extra).
 """
 
 from __future__ import annotations

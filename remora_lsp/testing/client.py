@@ -31,6 +31,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from remora_lsp import pygls_private
 from remora_lsp.testing.waiting import wait_indexed
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ async def launch(
     try:
         yield client
     finally:
-        server = client._server  # pygls keeps the process only here
+        server = pygls_private.server_process(client)
         if server is not None and server.returncode is None:
             server.kill()  # the test failed half-way: do not wait for an exit
         await client.stop()

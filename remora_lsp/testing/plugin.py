@@ -6,9 +6,9 @@ Fixtures (override any of them in a ``conftest.py``):
 - ``remora_project_source`` — the project to copy: the path given by the
   ``remora_project`` marker, else the ``remora_project`` ini option, both
   relative to pytest's rootdir;
-- ``remora_project`` — a fresh copy of it in ``tmp_path`` (without
-  ``.remora/``, ``.git/``, virtualenvs and caches), so a test never touches
-  the original;
+- ``remora_project`` — a fresh copy of it in ``tmp_path`` (without Remora's
+  store, ``.git/``, virtualenvs and caches; with ``.remora/bundles`` and the
+  rest of ``.remora/``), so a test never touches the original;
 - ``remora_model`` — a :class:`~remora_lsp.testing.model_server.ModelServer`
   on 127.0.0.1 (script it with ``remora_model.on(...)`` before asking);
 - ``remora_settings`` — the ``initializationOptions``: the scripted model with
@@ -54,8 +54,30 @@ except ImportError as missing:  # the ``testing`` extra is not installed
 else:
     MISSING = None
 
-NOT_COPIED = (".remora", ".git", ".venv", "venv", "__pycache__", "node_modules")
-"""What a project copy leaves out: Remora's store, VCS data, environments."""
+NOT_COPIED = (".git", ".venv", "venv", "__pycache__", "node_modules")
+"""What a project copy leaves out: VCS data, environments, caches."""
+STORE_FILES = ("remora.db*", "owner.lock", "control.sock", "*.log")
+"""What it leaves out of ``.remora/``: the store and what a running server
+keeps there (bundles, tools, extensions and graphs are copied)."""
+
+
+def _ignore_for(target: Path):
+    """``copytree``'s ignore: :data:`NOT_COPIED`, :data:`STORE_FILES` inside
+    ``.remora/``, and the folder holding the copy itself (pytest's temporary
+    folder may lie inside the project, e.g. with ``--basetemp``), also
+    through a symbolic link (pytest's ``…-current``).
+    """
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        store = Path(directory).name == ".remora"
+        patterns = NOT_COPIED + (STORE_FILES if store else ())
+        skipped = set(shutil.ignore_patterns(*patterns)(directory, names))
+        holding = {
+            n for n in names if target.is_relative_to(Path(directory, n).resolve())
+        }
+        return skipped | holding
+
+    return ignore
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -130,10 +152,8 @@ def remora_project_source(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture
 def remora_project(remora_project_source: Path, tmp_path: Path) -> Path:
     """A fresh copy of the project in ``tmp_path``."""
-    target = tmp_path / (remora_project_source.name or "project")
-    shutil.copytree(
-        remora_project_source, target, ignore=shutil.ignore_patterns(*NOT_COPIED)
-    )
+    target = tmp_path / (remora_project_source.resolve().name or "project")
+    shutil.copytree(remora_project_source, target, ignore=_ignore_for(target.resolve()))
     return target
 
 
@@ -193,4 +213,3 @@ else:
     def remora_client() -> None:
         """Unavailable: explains which extra to install."""
         _require_kit()
-

@@ -18,6 +18,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Testing your bundles, tools and extensions"
 BLOCK = re.compile(r"^```\w+ (?P<path>\S+)\n(?P<body>.*?)^```$", re.M | re.S)
 
+
 def example_files() -> dict[str, str]:
     """``{path: text}`` of the README section's example project."""
     text = README.read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ from pygls.protocol import JsonRPCProtocol
 
 from remora_lsp import pygls_private
 from remora_lsp.assembly import create_server
+from remora_lsp.testing.client import make_client
 
 
 def test_the_private_attributes_used_exist_on_a_real_server():
@@ -33,3 +34,10 @@ def test_the_overridden_private_method_keeps_its_signature():
             "result",
             "error",
         ]
+
+
+def test_the_private_attributes_used_exist_on_a_real_client():
+    client = make_client()
+    for name in pygls_private.CLIENT_ATTRIBUTES:
+        assert hasattr(client, name), f"pygls client lost {name}"
+    assert pygls_private.server_process(client) is None  # nothing started yet

@@ -16,7 +16,14 @@ import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from remora_lsp.testing import model_settings, rewrite
+from remora_lsp.testing import (
+    Buffer,
+    eventually,
+    model_settings,
+    rewrite,
+    start_session,
+    wait_for_event,
+)
 from remora_lsp.testing.model_server import ModelServer
 
 REMORA = Path(sys.executable).with_name("remora")
@@ -82,7 +89,9 @@ async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
 
             resource = await client.read_resource(f"remora://node/{helper['id']}")
             shown = json.loads(resource.contents[0].text)
-            assert shown["source"] == 'def helper(self):\n        return order("b", 2)'
+            assert shown["source"] == (
+                '    def helper(self):\n        return order("b", 2)'
+            )
 
             asked = result_of(
                 await client.call_tool(
@@ -113,4 +122,40 @@ async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
             assert "rm_zzzzzzzz" in unknown.content[0].text
 
     # Nothing through MCP writes a file or accepts a proposal.
+    assert (workspace / "pkg/service.py").read_text(encoding="utf-8") == before
+
+
+async def test_with_an_editor_open_the_proposal_goes_through_its_server(
+    workspace, person_files
+):
+    before = (workspace / "pkg/service.py").read_text(encoding="utf-8")
+    with ModelServer() as model:
+        model.on("docstring", rewrite(NEW_HELPER))
+        editor_settings = model_settings(model)
+        async with start_session(
+            "visual-studio-code", workspace, editor_settings
+        ) as editor:
+            buffer = Buffer(editor, "pkg/service.py")
+            async with host_client(workspace) as client:
+                asked = result_of(
+                    await client.call_tool(
+                        "ask_node", {"node": HELPER, "message": "Add a docstring"}
+                    )
+                )
+            [made] = asked["proposals"]
+
+            # The editor's server ran it: its stream and diagnostics show it.
+            proposed = await wait_for_event(
+                editor, "rewrite_proposed", proposal_id=made["proposal_id"]
+            )
+            assert proposed["run_id"] == asked["run_id"]
+            shown = await eventually(
+                lambda: [
+                    d
+                    for d in editor.diagnostics.get(buffer.uri, [])
+                    if d.code == made["proposal_id"]
+                ]
+            )
+            assert shown[0].source == "remora"
+            assert buffer.text == before
     assert (workspace / "pkg/service.py").read_text(encoding="utf-8") == before
