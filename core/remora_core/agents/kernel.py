@@ -11,6 +11,11 @@ in the endpoint's protocol:
   they ask and continues while an action needs an answer (a read, a question,
   a refused rewrite — refused once, then the refusal ends the turn).
 
+Before the model runs, the turn gets its intent guard (``guarding.py``): a
+rewrite that changes more than a docstring / annotations / names when that is
+all the request asked for is refused once with the reason, and a second such
+rewrite ends the turn with a message saying what was asked and what changed.
+
 Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
 retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``
 tokens, a run timeout that does not count waits for a person. A failure ends

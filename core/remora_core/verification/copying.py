@@ -11,11 +11,15 @@ copied (:class:`TooLarge`).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import shutil
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: plain copies
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +52,12 @@ class TooLarge(Exception):
 def _clone(source: Path, target: Path) -> None:
     """Copy one file, sharing its blocks when the file system allows."""
     with open(source, "rb") as src, open(target, "wb") as dst:
-        try:
-            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
-            return
-        except OSError:
-            pass  # not supported here: copy the bytes
+        if fcntl is not None:
+            try:
+                fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+                return
+            except OSError:
+                pass  # not supported here: copy the bytes
         shutil.copyfileobj(src, dst, 1024 * 1024)
 
 
