@@ -252,7 +252,12 @@ async def rewrite_self(
     text = _file_text(context, node)
     replacement, diff = prepare_rewrite(node, text, new_source)
     old = text[node.span.start_byte : node.span.end_byte].decode("utf-8", "replace")
-    guarded = check_rewrite(context, text, node.span.start_byte, old, replacement)
+    # A graph step after another works on that step's pending source: its guard
+    # judges what *this* step changed (the docstring step may not touch code,
+    # but the hints the step before it added are not its doing).
+    base = context.base
+    before = base.new_source if base is not None and base.status == "pending" else old
+    guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
     proposal = _proposal(
         context,
         node,
