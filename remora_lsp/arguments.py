@@ -74,8 +74,7 @@ def readable(error: ValidationError) -> str:
 def _node_id(value: Any) -> str:
     if not is_node_id(value):
         raise ValueError(
-            "node_id must look like rm_ followed by 8 letters or digits, "
-            f"got {value!r}"
+            f"node_id must look like rm_ followed by 8 letters or digits, got {value!r}"
         )
     return value
 
@@ -83,8 +82,7 @@ def _node_id(value: Any) -> str:
 def _proposal_id(value: Any) -> str:
     if not isinstance(value, str) or not PROPOSAL_ID.match(value):
         raise ValueError(
-            "proposal_id must look like pr_ followed by 12 hex digits, got "
-            f"{value!r}"
+            f"proposal_id must look like pr_ followed by 12 hex digits, got {value!r}"
         )
     return value
 

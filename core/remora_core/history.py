@@ -97,13 +97,19 @@ def _made(event: Event, me: str) -> tuple[str, str, str, dict[str, Any]] | None:
         what = "request" if "request" in f["tags"] else "message"
         what = "reply" if f["reply_to"] else what
         if f["to_agent"] == me:
-            return "node", what, f["message"], {
-                "from": _party(f["from_agent"], f["from_name"])
-            }
+            return (
+                "node",
+                what,
+                f["message"],
+                {"from": _party(f["from_agent"], f["from_name"])},
+            )
         if f["from_agent"] == me:
-            return "agent", what, f["message"], {
-                "to": _party(f["to_agent"], f["to_name"])
-            }
+            return (
+                "agent",
+                what,
+                f["message"],
+                {"to": _party(f["to_agent"], f["to_name"])},
+            )
         return None
     if f.get("agent_id") == me or f.get("node_id") == me:
         return _own(kind, f)
@@ -121,15 +127,25 @@ def _own(kind: str, f: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]] |
     if kind == "run_interrupted":
         return "agent", "interrupted", "the server stopped during the run", {}
     if kind == "agent_blocked":
-        return "agent", "question", f["question"], {
-            "options": list(f["options"]),
-            "question_id": f["question_id"],
-        }
+        return (
+            "agent",
+            "question",
+            f["question"],
+            {
+                "options": list(f["options"]),
+                "question_id": f["question_id"],
+            },
+        )
     if kind == "agent_resumed":
-        return "person", "answer_given", f["answer"], {
-            "question_id": f["question_id"],
-            "outcome": f["outcome"],
-        }
+        return (
+            "person",
+            "answer_given",
+            f["answer"],
+            {
+                "question_id": f["question_id"],
+                "outcome": f["outcome"],
+            },
+        )
     proposal = {"proposal_id": f.get("proposal_id")}
     if kind == "rewrite_proposed":
         return "agent", "proposal", f["diff"], proposal
