@@ -78,6 +78,14 @@ _RENAME = re.compile(
     re.I,
 )
 _RENAME_WORD = re.compile(r"\brenam\w*\b", re.I)
+_ITSELF = {"function", "method", "class", "it", "this", "yourself", "you", "me"}
+"""Words that name the node itself ("rename this function to Y"): no old name is
+given, so the pair is left out and any consistent renaming is allowed."""
+
+
+def _last_part(name: str) -> str:
+    """``pkg.mod.name.`` → ``name`` (a sentence's full stop is not part of it)."""
+    return name.rstrip(".").split(".")[-1]
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,9 @@ class Intent:
 def read_intent(text: str) -> Intent:
     """What ``text`` asks for, by the rules of the module docstring."""
     renames = tuple(
-        (old.split(".")[-1], new.split(".")[-1]) for old, new in _RENAME.findall(text)
+        pair
+        for old, new in _RENAME.findall(text)
+        if (pair := (_last_part(old), _last_part(new)))[0] not in _ITSELF and all(pair)
     )
     kinds: set[str] = set()
     free = False

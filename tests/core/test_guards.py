@@ -264,3 +264,19 @@ def test_a_rename_request_names_its_pair_and_silence_keeps_a_guard():
     )
     assert guard_for(["Shorter, please"], inherited=DOCSTRING) is DOCSTRING
     assert guard_for(["Also fix the bug"], inherited=DOCSTRING) is None
+
+
+def test_renaming_the_node_itself_names_no_old_name_and_keeps_its_full_stop_out():
+    # "this function" is the node, not a name in it: any consistent rename.
+    asked = read_intent("Rename this function to add_numbers.")
+    assert asked.kinds == {"rename"} and asked.renames == ()
+    check = check_guard(
+        guard_for(["Rename this function to add_numbers."]),
+        "def calc(a, b):\n    return a + b",
+        "def add_numbers(a, b):\n    return a + b",
+        "",
+    )
+    assert check.ok
+    assert read_intent("rename load to load_config.").renames == (
+        ("load", "load_config"),
+    )
