@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -121,8 +122,11 @@ def hinted(node: Definition, skip_self: bool = False) -> None:
 
 
 def run(coroutine: Any) -> Any:
-    """The result of an ``async`` function's coroutine."""
-    return asyncio.run(coroutine)
+    """The result of an ``async`` function's coroutine (on a loop of its own in
+    a thread: the benchmark's checks are called from inside its event loop).
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 # ---- set a: twelve small top-level functions ----------------------------------------
