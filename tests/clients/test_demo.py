@@ -15,7 +15,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-NODE_LINE = re.compile(r"^\s+(class|function|method) (\S+)\s+(rm_[a-z0-9]{8})\s+idle")
+# Any agent status: a run that ended in a refusal leaves its node in ``error``.
+NODE_LINE = re.compile(
+    r"^\s+(class|function|method) (\S+)\s+(rm_[a-z0-9]{8})"
+    r"\s+(?:idle|error|awaiting_review)"
+)
 
 
 def run_demo(project: Path, *options: str) -> str:
