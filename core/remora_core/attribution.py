@@ -141,6 +141,27 @@ def attribute(text: str, accepted: list[Accepted]) -> list[Attributed]:
     return ranges
 
 
+async def attribution_json(
+    database: Database | None, path: str, text: bytes
+) -> list[dict[str, Any]]:
+    """``remora.attribution``'s answer for ``path`` holding ``text``: line
+    ranges (end exclusive, at column 0) with the proposal that wrote them.
+    """
+    accepted = await accepted_in(database, path)
+    return [
+        {
+            "range": {
+                "start": {"line": found.start_line, "character": 0},
+                "end": {"line": found.end_line + 1, "character": 0},
+            },
+            "agent_id": found.agent_id,
+            "proposal_id": found.proposal_id,
+            "accepted_at": found.accepted_at,
+        }
+        for found in attribute(text.decode("utf-8", errors="replace"), accepted)
+    ]
+
+
 def _git_text(root: Path, revision: str, path: str) -> str | None:
     try:
         done = subprocess.run(

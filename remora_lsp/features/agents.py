@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from remora_core.front.runs import DEFAULT_INSTRUCTION, END_EVENTS
 
 from remora_lsp.arguments import (
     CancelArguments,
@@ -48,17 +49,6 @@ if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
-
-DEFAULT_INSTRUCTION = (
-    "Review yourself: if something is clearly wrong or missing, propose a fix "
-    "with rewrite_self; otherwise say in one sentence that you are fine."
-)
-END_EVENTS = {
-    "agent_completed": "done",
-    "agent_failed": "failed",
-    "agent_cancelled": "cancelled",
-    "run_interrupted": "interrupted",
-}
 
 
 async def start_run(

@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.attribution import accepted_in, attribute, trailers
+from remora_core.attribution import attribution_json, trailers
 
 from remora_lsp.features.commands import single_object
 
@@ -35,19 +35,7 @@ async def attribution(ls: RemoraLanguageServer, uri: Any) -> list[dict[str, Any]
     text = project.agents.services.read_text(path)
     if text is None:
         raise JsonRpcInvalidParams(f"{uri} cannot be read")
-    accepted = await accepted_in(project.database, path)
-    return [
-        {
-            "range": {
-                "start": {"line": found.start_line, "character": 0},
-                "end": {"line": found.end_line + 1, "character": 0},
-            },
-            "agent_id": found.agent_id,
-            "proposal_id": found.proposal_id,
-            "accepted_at": found.accepted_at,
-        }
-        for found in attribute(text.decode("utf-8", errors="replace"), accepted)
-    ]
+    return await attribution_json(project.database, path, text)
 
 
 def register(server: RemoraLanguageServer) -> None:

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from remora_core.attribution import accepted_in, attribute, trailers
+from remora_core.attribution import attribution_json, trailers
 from remora_core.front.errors import InvalidArguments
 from remora_core.graphs.spec import GraphInvalid
 
@@ -152,19 +152,7 @@ async def attribution(app: RemoraApp, a: FileArgs, editor: Editor | None) -> Any
     text = agents.services.read_text(path) if agents is not None else None
     if text is None:
         raise InvalidArguments(f"{path} cannot be read")
-    accepted = await accepted_in(project.database, path)
-    return [
-        {
-            "range": {
-                "start": {"line": found.start_line, "character": 0},
-                "end": {"line": found.end_line + 1, "character": 0},
-            },
-            "agent_id": found.agent_id,
-            "proposal_id": found.proposal_id,
-            "accepted_at": found.accepted_at,
-        }
-        for found in attribute(text.decode("utf-8", errors="replace"), accepted)
-    ]
+    return await attribution_json(project.database, path, text)
 
 
 async def trailer_lines(app: RemoraApp, a: NoArgs, editor: Editor | None) -> Any:
