@@ -5,6 +5,13 @@ answering it, leaving the editor waiting forever. Here such a request is
 answered with ``InvalidParams`` and a message naming the bad fields; a bad
 notification is logged and skipped.
 
+Only the top-level object of a frame is a message. pygls structures messages
+in ``json.loads``'s ``object_hook``, which sees every nested object first: a
+request whose params hold an object with a ``"jsonrpc"`` key (found by the
+fuzzer) made that inner object be read as a message, the whole frame failed,
+and the request was never answered. Here the hook leaves every object as it
+is, and :meth:`RemoraProtocol.handle_message` structures the top level alone.
+
 Open documents live in the engine (``remora_core.documents``), so pygls's own
 copy of every buffer is not kept: the built-in ``didOpen``/``didChange``/
 ``didClose`` handlers only call ours.
@@ -121,9 +128,15 @@ class RemoraProtocol(LanguageServerProtocol):
         if error is None and isinstance(result, PlainJson) and self.writer is not None:
             # Serialised in Rust (pydantic-core): for a 6k-line file's outline the
             # standard library's encoder took longer than building the outline.
-            body = pydantic_core.to_json(
-                {"jsonrpc": self.VERSION, "id": msg_id, "result": result.value}
-            )
+            try:
+                body = pydantic_core.to_json(
+                    {"jsonrpc": self.VERSION, "id": msg_id, "result": result.value}
+                )
+            except pydantic_core.PydanticSerializationError:
+                # Text pydantic-core cannot encode (a lone surrogate): the
+                # standard encoder escapes it, as every other answer does.
+                super()._send_response(msg_id, result.value, error)
+                return
             if includes_headers(self):
                 body = (
                     f"Content-Length: {len(body)}\r\n"
@@ -134,12 +147,18 @@ class RemoraProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
     def structure_message(self, data: dict[str, Any]):
-        """Structure a message; answer InvalidParams instead of dropping it."""
+        """Leave every object of a frame as it is (see the module docstring):
+        :meth:`handle_message` structures the top-level one.
+        """
+        return data
+
+    def _structure_top_level(self, data: Any):
+        """Structure a frame's message; answer InvalidParams instead of dropping it."""
         if not isinstance(data, dict):  # a batch, or a bare value: not LSP
             log.warning("skipped a message that is not a JSON object")
             return _Dropped()
         if "jsonrpc" not in data or "method" not in data:
-            return super().structure_message(data)
+            return self._structure_other(data)
         if "id" in data and _is_notification(data["method"]):
             # A request must be answered; pygls would run it as a notification
             # and leave the editor waiting for an answer that never comes.
@@ -151,7 +170,7 @@ class RemoraProtocol(LanguageServerProtocol):
             return _Dropped()
         message_type = self.get_message_type(data["method"])
         if message_type is None:
-            return super().structure_message(data)
+            return self._structure_other(data)
         try:
             return converter(self).structure(data, message_type)
         except Exception as error:
@@ -163,8 +182,23 @@ class RemoraProtocol(LanguageServerProtocol):
                 )
             return _Dropped()
 
+    def _structure_other(self, data: dict[str, Any]):
+        """A response, or a method LSP does not define: as pygls reads it; a
+        frame that is not JSON-RPC at all is logged and skipped.
+        """
+        try:
+            return super().structure_message(data)
+        except Exception as error:
+            log.warning(
+                "skipped a message that is not JSON-RPC (%s): %.200r", error, data
+            )
+            return _Dropped()
+
     def handle_message(self, message):
-        """Dispatch, skipping messages already answered as invalid."""
+        """Structure the frame's top-level object, then dispatch it; skip
+        messages already answered as invalid.
+        """
+        message = self._structure_top_level(message)
         if isinstance(message, _Dropped):
             return
         super().handle_message(message)

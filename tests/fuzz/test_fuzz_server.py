@@ -237,6 +237,8 @@ class RawClient:
         self.sent = 0
         self.methods: dict[Any, str] = {}
         """The method of each request sent, by id (for failure messages)."""
+        self.params: dict[Any, str] = {}
+        """The start of each request's params, by id (for failure messages)."""
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -286,6 +288,7 @@ class RawClient:
         self.next_id += 1
         request_id: Any = self.next_id if self.next_id % 2 else f"r{self.next_id}"
         self.methods[request_id] = method
+        self.params[request_id] = repr(params)[:300]
         self.send(
             {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         )
@@ -302,7 +305,9 @@ class RawClient:
             while not all(i in self.answers for i in ids):
                 left = deadline - time.monotonic()
                 missing = [
-                    (i, self.methods.get(i)) for i in ids if i not in self.answers
+                    (i, self.methods.get(i), self.params.get(i))
+                    for i in ids
+                    if i not in self.answers
                 ]
                 assert left > 0, f"never answered: {missing[:10]}"
                 assert self.process.poll() is None, (

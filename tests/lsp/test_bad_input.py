@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -9,6 +11,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from tests.lsp.helpers import flatten, open_file, raw_request, symbols, uri
 
 pytestmark = pytest.mark.workspace("bad_input")
+
+ANSWER_WAIT_S = 60.0
 
 SKIPPED = {
     "latin1.py": "not valid UTF-8 (byte 0xe9 at offset 33)",
@@ -99,3 +103,33 @@ async def test_documents_outside_the_workspace_are_served_from_memory(client):
     outline = flatten(await symbols(client, "untitled:Untitled-1"))
     assert list(outline) == ["Draft", "Draft.idea"]
     assert not (client.root / ".remora" / "untitled:Untitled-1").exists()
+
+
+async def test_a_request_whose_params_nest_a_jsonrpc_object_is_answered(client):
+    # Found by the fuzzer: pygls read any nested object with a "jsonrpc" key as
+    # a message of its own, failed the whole frame and never answered it.
+    stray = {"jsonrpc": "2.0", "method": "x", "id": 7}
+    # A hang detector, not a timing: unanswered, the request waits forever.
+    hover = await asyncio.wait_for(
+        raw_request(
+            client,
+            "textDocument/hover",
+            {
+                "textDocument": {"uri": uri(client, "good.py")},
+                "position": {"line": 0, "character": 5},
+                "workDoneToken": None,
+                "x-extension": stray,
+            },
+        ),
+        ANSWER_WAIT_S,
+    )
+    assert "fine" in hover.contents.value  # the node card (pygls reads it as an object)
+    with pytest.raises(JsonRpcInvalidParams, match="position"):
+        await asyncio.wait_for(
+            raw_request(
+                client,
+                "textDocument/hover",
+                {"textDocument": stray, "x": {"jsonrpc": 1}},
+            ),
+            ANSWER_WAIT_S,
+        )
