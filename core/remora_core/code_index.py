@@ -2,15 +2,17 @@
 
 The index knows the project's files (their records and open documents), turns
 extractions into nodes and edges (``updates.py``, ``resolve.py``) and writes
-them to its store. It **reports** what changed to its :class:`IndexListener`
-and calls nothing above it: the composition root (``engine.py``) listens and
-turns the reports into staleness checks, events and agents' work.
+them to its store. It **reports** what changed to its listener
+(``index_reports.py``) and calls nothing above it: the composition root
+(``engine.py``) listens and turns the reports into staleness checks, events
+and agents' work.
 
-Its life: :meth:`CodeIndex.load` takes the stored graph and sets ``loaded``
-(ids are now trustworthy); indexing the workspace (``disk.py``) sets
-``indexed``; :meth:`CodeIndex.begin_close` sets ``closed`` and wakes everyone
-waiting in :meth:`ready`. Open documents and their debounced settling are
-``document_sync.py``; writing to the store is ``index_writes.py``.
+Its life: :meth:`CodeIndex.load` takes the stored graph; ``loaded`` is set
+once the engine is built on it (ids are now trustworthy), ``indexed`` once the
+workspace was indexed (``disk.py``); :meth:`CodeIndex.begin_close` sets
+``closed`` and wakes everyone waiting in :meth:`ready`. Open documents and
+their debounced settling are ``document_sync.py``; writing to the store is
+``index_writes.py``.
 
 An index without a root holds files outside every workspace folder: memory
 only, no indexing, no store.
@@ -22,58 +24,29 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from remora_core.changes import ChangeTracker
 from remora_core.codegraph import CodeGraph
 from remora_core.discovery import FileExtraction, FileFilter
 from remora_core.discovery.files import SourceSkipped, read_source
-from remora_core.index_writes import IndexWrites
+from remora_core.index_reports import IndexListener, Unheard
+from remora_core.index_writes import IndexWrites, snapshot
 from remora_core.indexer import Extractor
 from remora_core.model import CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
-from remora_core.store import FileRecord, FileSnapshot
+from remora_core.store import FileRecord
 from remora_core.tasks import TaskSet
 from remora_core.text import LineIndex, PositionEncoding
 from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_file
 
 if TYPE_CHECKING:
-    from remora_core.changes import Changes
     from remora_core.config import RemoraConfig
     from remora_core.documents import OpenDocument
     from remora_core.store import NodeStore
 
 log = logging.getLogger(__name__)
-
-
-class IndexListener(Protocol):
-    """What the index reports (the composition root listens)."""
-
-    def nodes_changed(self, path: str) -> None:
-        """The nodes of ``path`` changed (pending proposals may be stale)."""
-        ...
-
-    def file_moved(self, old: str, new: str) -> None:
-        """A file was renamed; its nodes kept their ids."""
-        ...
-
-    async def announce(self, changes: Changes) -> None:
-        """Changes of one file to announce (content and topology)."""
-        ...
-
-
-class Unheard:
-    """The listener of an index nobody composed yet: reports go nowhere."""
-
-    def nodes_changed(self, path: str) -> None:
-        """Nobody to tell."""
-
-    def file_moved(self, old: str, new: str) -> None:
-        """Nobody to tell."""
-
-    async def announce(self, changes: Changes) -> None:
-        """Nobody to tell."""
 
 
 class CodeIndex:
@@ -170,10 +143,9 @@ class CodeIndex:
         return event.is_set()
 
     def begin_close(self) -> None:
-        """Stop taking work: wake the waiters, stop the worker pool."""
+        """Closing begins: wake everyone waiting in :meth:`ready`."""
         self.closed = True
         self._closing.set()
-        self.extractor.close()
 
     # ---- paths and queries -----------------------------------------------------
 
@@ -351,14 +323,6 @@ class CodeIndex:
 
     async def save_dirty(self) -> None:
         """Apply pending renames, then write every changed file, in batches."""
-        await self.writes.save(self.store, self._snapshot)
-
-    def _snapshot(self, path: str) -> FileSnapshot:
-        file_node = self.graph.file_node(path)
-        record = self.records.get(path) or FileRecord(
-            path, file_node.id if file_node else "", None
+        await self.writes.save(
+            self.store, lambda path: snapshot(self.graph, self.records, path)
         )
-        nodes = [file_node] if file_node is not None else []
-        nodes += self.graph.file_nodes(path, orphans=True)
-        edges = self.graph.file_edges(path) + self.graph.parent_edges(path)
-        return FileSnapshot(record, nodes, edges)

@@ -7,7 +7,7 @@ agents' statuses, graphs and checkpoints — and returns them started. Nothing
 in an :class:`Engine` is optional or a placeholder.
 
 It is also where the parts are wired together. The code index only reports
-what changed (``code_index.IndexListener``); the engine listens:
+what changed (``index_reports.IndexListener``); the engine listens:
 
 - a file's nodes changed → its pending proposals are checked for staleness;
 - a file moved → its proposals follow it;

@@ -11,8 +11,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from remora_core.store import FileRecord, FileSnapshot
+
 if TYPE_CHECKING:
-    from remora_core.store import FileSnapshot, NodeStore
+    from remora_core.codegraph import CodeGraph
+    from remora_core.store import NodeStore
 
 log = logging.getLogger(__name__)
 
@@ -58,3 +61,17 @@ class IndexWrites:
                 # Interrupted (shutdown): what was not written is still pending.
                 self.dirty.update(paths[start:])
                 raise
+
+
+def snapshot(
+    graph: CodeGraph, records: dict[str, FileRecord], path: str
+) -> FileSnapshot:
+    """What the store keeps of ``path``: its record, nodes (orphans too), edges."""
+    file_node = graph.file_node(path)
+    record = records.get(path) or FileRecord(
+        path, file_node.id if file_node else "", None
+    )
+    nodes = [file_node] if file_node is not None else []
+    nodes += graph.file_nodes(path, orphans=True)
+    edges = graph.file_edges(path) + graph.parent_edges(path)
+    return FileSnapshot(record, nodes, edges)

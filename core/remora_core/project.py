@@ -49,10 +49,9 @@ if TYPE_CHECKING:
     from remora_core.documents import OpenDocument, TextChange
     from remora_core.events.store import StoredEvent
     from remora_core.graphs.facade import Graphs
-    from remora_core.indexer import Extractor
     from remora_core.model import CodeNode
     from remora_core.progress import ProgressSink
-    from remora_core.store import Database, FileRecord, NodeStore
+    from remora_core.store import Database, NodeStore
     from remora_core.store.ownership import OwnerInfo
     from remora_core.swarm.engine import Swarm
     from remora_core.swarm.turns import TurnFunction
@@ -248,34 +247,14 @@ class Project:
         return self.index.documents
 
     @property
-    def records(self) -> dict[str, FileRecord]:
-        """Files by path (present, deleted or skipped)."""
-        return self.index.records
-
-    @property
     def filter(self) -> FileFilter:
         """Which paths are the project's Python files."""
         return self.index.filter
 
     @property
-    def extractor(self) -> Extractor:
-        """The worker pool that parses files."""
-        return self.index.extractor
-
-    @property
     def tasks(self) -> TaskSet:
         """Background work that ends with the project."""
         return self.index.tasks
-
-    @property
-    def lock(self) -> asyncio.Lock:
-        """Held by every flow that reads files and then updates the graph."""
-        return self.index.lock
-
-    @property
-    def loaded(self) -> asyncio.Event:
-        """Set once the stored graph is loaded (ids are trustworthy)."""
-        return self.index.loaded
 
     @property
     def indexed(self) -> asyncio.Event:
@@ -294,10 +273,6 @@ class Project:
     def relative(self, absolute: Path) -> str | None:
         """The project path of ``absolute``, or None if outside the root."""
         return self.index.relative(absolute)
-
-    def absolute(self, path: str) -> Path:
-        """The filesystem path of a project path."""
-        return self.index.absolute(path)
 
     def outline(self, path: str) -> list[CodeNode] | None:
         """Active definitions of a file, or None if the file is unknown."""

@@ -315,7 +315,7 @@ async def test_a_turn_killed_with_its_process_is_interrupted_on_the_next_start(h
         # The dead process's leftovers: its store is gone, so this writes nothing.
         await project.swarm.close()
         await project.tasks.close()
-        project.extractor.close()
+        project.index.extractor.close()
 
 
 # ---- the editor ----------
