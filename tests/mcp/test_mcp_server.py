@@ -1,8 +1,8 @@
 """``remora mcp`` tried as an MCP host uses it: the SDK's own client spawns
 ``remora mcp`` over stdio, lists the tools, calls each (``node_history`` gives
-the node's conversation), reads a node resource, and asks a node's agent (a scripted model at its HTTP boundary) for a rewrite
-that comes back as a pending proposal with its diff — the file on disk
-untouched, nothing accepted.
+the node's conversation), reads a node resource, and asks a node's agent (a
+scripted model at its HTTP boundary) for a rewrite that comes back as a
+pending proposal with its diff — the file on disk untouched, nothing accepted.
 """
 
 from __future__ import annotations
