@@ -325,8 +325,12 @@ async def run_lenses(client: LspClient, uri: str, found: Remora) -> None:
     params = {"textDocument": {"uri": uri}}
     for number in range(WARMUP + REQUESTS):
         ms, result = await timed(client, "textDocument/codeLens", params)
-        if len(result or []) != found.nodes:
-            found.problems.append(f"{len(result or [])} lenses for {found.nodes} nodes")
+        # One lens per node, and one under each node with a pending proposal.
+        if len(result or []) != found.nodes + PROPOSALS:
+            found.problems.append(
+                f"{len(result or [])} lenses for {found.nodes} nodes and "
+                f"{PROPOSALS} proposals"
+            )
         if number >= WARMUP:
             found.lenses.latencies_ms.append(ms)
 

@@ -24,8 +24,12 @@ from pydantic import (
     field_validator,
 )
 from pygls.exceptions import JsonRpcInvalidParams
+from remora_core.history import MAX_ENTRIES
 from remora_core.identity import is_node_id
 from remora_core.model import ProposalStatus
+from remora_core.swarm.run_list import MAX_RUNS, RunStatus
+
+from remora_lsp.projects import uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -210,3 +214,125 @@ class ProposalsArguments(Arguments):
         if value is not None and not isinstance(value, str):
             raise ValueError("uri must be a string")
         return value
+
+
+def _whole(value: Any, most: int) -> int:
+    """A whole number from 1 to ``most`` (``True`` is not one)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        raise ValueError(
+            f"limit must be a whole number from 1 to {most}, got {value!r}"
+        )
+    return value
+
+
+class NodeAtArguments(Arguments):
+    """``remora.node.at {uri, position: {line, character}}``; the URI itself is
+    checked against the projects (``Projects.known``).
+    """
+
+    position: Any = None
+    uri: Any = None
+
+    @field_validator("position", mode="before")
+    @classmethod
+    def _position(cls, value: Any) -> tuple[int, int]:
+        if not isinstance(value, dict) or not all(
+            isinstance(value.get(k), int)
+            and not isinstance(value.get(k), bool)
+            and value[k] >= 0
+            for k in ("line", "character")
+        ):
+            raise ValueError("remora.node.at wants {uri, position: {line, character}}")
+        return value["line"], value["character"]
+
+
+class NodeEventsArguments(Arguments):
+    """``remora.node.events {node_id, limit?}`` (limit 1–1,000, default 50)."""
+
+    limit: Any = 50
+    node_id: NodeId = None
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        return _whole(value, 1000)
+
+
+class HistoryArguments(Arguments):
+    """``remora.agent.history {node_id, limit?}`` (default 200)."""
+
+    limit: Any = 200
+    node_id: NodeId = None
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        return _whole(value, MAX_ENTRIES)
+
+
+class RunsArguments(Arguments):
+    """``remora.runs.list {status?, node_id?, limit?}`` (default 100)."""
+
+    status: Any = None
+    limit: Any = 100
+    node_id: Any = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, value: Any) -> RunStatus | None:
+        if value is None:
+            return None
+        try:
+            return RunStatus(value)
+        except ValueError:
+            known = ", ".join(s.value for s in RunStatus)
+            raise ValueError(f"status must be one of {known}, got {value!r}") from None
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        return _whole(value, MAX_RUNS)
+
+    @field_validator("node_id", mode="before")
+    @classmethod
+    def _node_id(cls, value: Any) -> str | None:
+        return None if value is None else _node_id(value)
+
+
+def _file_uri(value: Any, info: ValidationInfo) -> str | None:
+    command = (info.context or {}).get("command", "this command")
+    if value is not None and (not isinstance(value, str) or uri_to_path(value) is None):
+        raise ValueError(f"{command} wants uri as a file: URI, got {value!r}")
+    return value
+
+
+class TrustArguments(Arguments):
+    """``remora.trust.get`` / ``revoke {uri?}``: one workspace folder, or all."""
+
+    uri: Any = None
+
+    @field_validator("uri", mode="before")
+    @classmethod
+    def _uri(cls, value: Any, info: ValidationInfo) -> str | None:
+        return _file_uri(value, info)
+
+
+class TrustSetArguments(Arguments):
+    """``remora.trust.set {trusted, uri?}``."""
+
+    trusted: Any = None
+    uri: Any = None
+
+    @field_validator("trusted", mode="before")
+    @classmethod
+    def _trusted(cls, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(
+                f"remora.trust.set needs trusted as true or false, got {value!r}"
+            )
+        return value
+
+    @field_validator("uri", mode="before")
+    @classmethod
+    def _uri(cls, value: Any, info: ValidationInfo) -> str | None:
+        return _file_uri(value, info)

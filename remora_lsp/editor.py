@@ -119,16 +119,14 @@ class LspEditor:
 
 class ControlEditor(LspEditor):
     """For requests from the control socket: through the editor when it holds
-    the file open, else written on disk atomically (and re-indexed).
+    the file open, else written on disk atomically (re-indexed once the
+    acceptance is recorded: ``remora_core.front.proposals``).
     """
 
     def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
         super().__init__(ls, project)
         assert project.root is not None
-        self.disk = DiskEditor(
-            project.root,
-            on_written=lambda path: project.disk.files_changed(changed=[path]),
-        )
+        self.disk = DiskEditor(project.root)
 
     async def apply(self, planned: PlannedEdit) -> Applied:
         """The editor's buffer if open, else the file."""

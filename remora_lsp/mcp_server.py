@@ -6,7 +6,9 @@ Built on the official ``mcp`` SDK (``MCPServer``, 2.x). Tools:
   id match (``remora.nodes.search``);
 - ``node_card(node)`` — the node card (``remora.node.get``): kind, place,
   parent, callers, callees, agent status, pending proposals, recent events;
-- ``node_history(node, limit)`` — the node's latest events, newest first;
+- ``node_history(node, limit)`` — the node's conversation, oldest first
+  (``remora.agent.history``): who asked what, what its agent answered or
+  proposed, messages with other nodes' agents, texts uncut;
 - ``ask_node(node, message, wait_s)`` — a request to the node's agent; waits
   up to ``wait_s`` (at most :data:`MAX_WAIT_S`) and returns the answer and
   every proposal the run made, with its diff. A proposal stays pending for a
@@ -56,7 +58,7 @@ ALLOWED = frozenset(
     {
         "remora.nodes.search",
         "remora.node.get",
-        "remora.node.events",
+        "remora.agent.history",
         "remora.agent.chat",
         "remora.agent.cancel",
         "remora.proposals.list",
@@ -217,10 +219,15 @@ def build_server(root: Path) -> MCPServer:
 
     @server.tool()
     async def node_history(node: str, limit: int = 50) -> list[dict[str, Any]]:
-        """A node's latest events (requests, answers, tool calls, proposals),
-        newest first.
+        """A node's conversation, oldest first: each entry has ``role``
+        (person, agent, or node: another node's agent), ``kind`` (message,
+        answer, proposal, question, accepted, rejected, …), the full ``text``,
+        ``run_id`` and ``timestamp``; ``from``/``to`` for messages between
+        agents, ``proposal_id`` for proposals.
         """
-        return await nodes.call("remora.node.events", {"node_id": node, "limit": limit})
+        return await nodes.call(
+            "remora.agent.history", {"node_id": node, "limit": limit}
+        )
 
     @server.tool()
     async def ask_node(

@@ -15,7 +15,13 @@ line and the MCP server — and none re-assembles it::
   cards, search (:mod:`remora_core.front.nodes`);
 - ``runs``: chat, run, cancel, respond, list (:mod:`remora_core.front.runs`);
 - ``proposals``: list, diff, accept, reject (:mod:`remora_core.front.proposals`);
-- ``history``: event queries and a live follow (:mod:`remora_core.front.history`).
+- ``history``: event queries, a live follow and a node's conversation
+  (:mod:`remora_core.front.history`);
+- ``attribution``: which lines came from which agent, commit trailers
+  (:mod:`remora_core.front.attribution`);
+- ``graphs`` and ``checkpoints``: batch graph runs and snapshots of agents'
+  state (:mod:`remora_core.graphs.facade`, :mod:`remora_core.checkpoints`),
+  once the engine started.
 
 What only an editor can do is the :class:`~remora_core.editor.Editor` given
 here. The language server builds its projects itself (it attaches its event
@@ -29,6 +35,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from remora_core.front.attribution import Attribution
 from remora_core.front.history import History
 from remora_core.front.nodes import Nodes
 from remora_core.front.proposals import Proposals
@@ -38,8 +45,10 @@ from remora_core.project import Project
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from remora_core.checkpoints import Checkpoints
     from remora_core.config import RemoraConfig
     from remora_core.editor import Editor
+    from remora_core.graphs.facade import Graphs
     from remora_core.swarm.turns import TurnFunction
     from remora_core.trust import Trust
 
@@ -57,6 +66,7 @@ class RemoraApp:
         self.runs = Runs(project, self.nodes)
         self.proposals = Proposals(project, editor)
         self.history = History(project)
+        self.attribution = Attribution(project)
 
     @classmethod
     def serving(cls, project: Project, editor: Editor) -> RemoraApp:
@@ -106,7 +116,22 @@ class RemoraApp:
         """Whether the engine runs (the facades answer from then on; the
         language server wraps its projects before they start).
         """
-        return self.project.agents is not None
+        return self.project.started
+
+    @property
+    def graphs(self) -> Graphs:
+        """Batch graph runs (run only where the store is owned: :attr:`read_only`)."""
+        return self.project.graphs
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """Snapshots of agents' state (see :attr:`keeps_checkpoints`)."""
+        return self.project.checkpoints
+
+    @property
+    def keeps_checkpoints(self) -> bool:
+        """Whether this project owns a store to keep checkpoints in."""
+        return self.project.engine.keeps_checkpoints
 
     @property
     def read_only(self) -> bool:

@@ -1,4 +1,4 @@
-"""Keeping a project in step with its files on disk.
+"""Keeping the code index in step with the project's files on disk.
 
 - :meth:`DiskSync.index_workspace` runs at start-up: files whose content hash is
   unchanged since the last run are skipped; the rest are parsed (in worker
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from remora_core.changes import Changes
@@ -29,8 +29,8 @@ from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
 from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
+    from remora_core.code_index import CodeIndex
     from remora_core.progress import ProgressSink
-    from remora_core.project_port import ProjectPort
 
 log = logging.getLogger(__name__)
 
@@ -39,17 +39,27 @@ YIELD_EVERY = 50
 
 
 class DiskSync:
-    """Re-indexes a project's files when they change on disk."""
+    """Re-indexes a project's files when they change on disk.
 
-    def __init__(self, project: ProjectPort) -> None:
-        self.project = project
+    It updates the index and hands what changed to the index's listener
+    (``announce``); it calls nothing above the index.
+    """
+
+    def __init__(
+        self,
+        index: CodeIndex,
+        progress: Callable[[], ProgressSink | None] | None = None,
+    ) -> None:
+        self.index = index
+        self.progress = progress
+        """Makes the work-done progress of indexing the workspace, if shown."""
         self.stats: dict[str, Stat] = {}
         self.parsed = 0
         """Files parsed by the last start-up index."""
 
     def _current(self, path: str, digest: str) -> bool:
-        record = self.project.records.get(path)
-        node = self.project.graph.file_node(path)
+        record = self.index.records.get(path)
+        node = self.index.graph.file_node(path)
         return (
             record is not None
             and record.status == "present"
@@ -63,57 +73,57 @@ class DiskSync:
 
         ``scanning`` is a listing and hashing of the files already under way.
         """
-        project = self.project
-        assert project.root is not None
-        sink = project.progress() if project.progress else None
+        index = self.index
+        assert index.root is not None
+        sink = self.progress() if self.progress else None
         started = time.perf_counter()
         if sink:
-            sink.begin("Remora: indexing", f"scanning {project.root.name}")
+            sink.begin("Remora: indexing", f"scanning {index.root.name}")
         self.parsed = 0
         try:
-            async with project.lock:
+            async with index.lock:
                 found = await (
                     scanning
                     or asyncio.to_thread(
                         scan,
-                        project.root,
-                        project.filter,
-                        project.config.discovery.max_file_bytes,
+                        index.root,
+                        index.filter,
+                        index.config.discovery.max_file_bytes,
                     )
                 )
                 self.stats = found.stats
                 for path, reason in found.skipped.items():
-                    if path in project.documents:
+                    if path in index.documents:
                         continue
-                    if (gone := project.skip(path, reason)) is not None:
-                        await project.announce(Changes.of_update(gone))
+                    if (gone := index.skip(path, reason)) is not None:
+                        await index.listener.announce(Changes.of_update(gone))
                 changed = [
                     path
                     for path, digest in found.hashes.items()
-                    if path not in project.documents and not self._current(path, digest)
+                    if path not in index.documents and not self._current(path, digest)
                 ]
                 missing = [
                     path
-                    for path, record in project.records.items()
+                    for path, record in index.records.items()
                     if record.status == "present"
                     and path not in found.stats
-                    and path not in project.documents
+                    and path not in index.documents
                 ]
                 renamed = self._match_renames(changed, missing, found.hashes)
                 for path in missing:
-                    if (gone := project.forget(path)) is not None:
-                        await project.announce(Changes.of_update(gone))
+                    if (gone := index.forget(path)) is not None:
+                        await index.listener.announce(Changes.of_update(gone))
                 reshaped = await self._parse(changed, sink, len(found.hashes))
                 reshaped |= set(missing) | {p for pair in renamed for p in pair}
-                await self.reextract(project.dependents(reshaped))
-                await project.save_dirty()
+                await index.reextract(index.dependents(reshaped))
+                await index.save_dirty()
         finally:
             seconds = time.perf_counter() - started
             summary = (
                 f"{len(self.stats)} files, {self.parsed} parsed, "
-                f"{sum(1 for _ in project.graph.active())} nodes in {seconds:.1f} s"
+                f"{sum(1 for _ in index.graph.active())} nodes in {seconds:.1f} s"
             )
-            log.info("indexed %s: %s", project.root, summary)
+            log.info("indexed %s: %s", index.root, summary)
             if sink:
                 sink.end(summary)
 
@@ -121,18 +131,18 @@ class DiskSync:
         self, changed: list[str], missing: list[str], hashes: dict[str, str]
     ) -> list[tuple[str, str]]:
         """Pair files that vanished with new files of the same content."""
-        project = self.project
+        index = self.index
         renamed: list[tuple[str, str]] = []
         by_hash: dict[str, str] = {}
         for path in missing:
-            digest = project.records[path].content_hash
+            digest = index.records[path].content_hash
             if digest:
                 by_hash[digest] = path
         for path in changed:
-            if path in project.records and project.records[path].status == "present":
+            if path in index.records and index.records[path].status == "present":
                 continue
             old = by_hash.pop(hashes.get(path, ""), None)
-            if old is not None and project.rename(old, path):
+            if old is not None and index.rename(old, path):
                 missing.remove(old)
                 renamed.append((old, path))
                 log.info("%s was renamed to %s", old, path)
@@ -144,52 +154,39 @@ class DiskSync:
         """Parse and apply ``paths``, edges once all are in; return the paths
         whose set of nodes changed.
         """
-        project = self.project
+        index = self.index
         pending: list[tuple[FileExtraction, list[str]]] = []
         reshaped: set[str] = set()
         done = 0
-        async for batch in project.extractor.extract(paths):
+        async for batch in index.extractor.extract(paths):
             for result in batch:
                 done += 1
-                if result.path in project.documents:
+                if result.path in index.documents:
                     continue
                 if isinstance(result, SkippedFile):
-                    if (gone := project.skip(result.path, result.reason)) is not None:
-                        await project.announce(Changes.of_update(gone))
+                    if (gone := index.skip(result.path, result.reason)) is not None:
+                        await index.listener.announce(Changes.of_update(gone))
                     reshaped.add(result.path)
                     continue
-                known = project.graph.file_node(result.path) is not None
-                update = project.apply(result.path, result, resolve=False)
+                known = index.graph.file_node(result.path) is not None
+                update = index.apply(result.path, result, resolve=False)
                 pending.append((result, update.ids))
                 if update.topology_changed:
                     reshaped.add(result.path)
                 if known:  # changed since the last run (a first index is not)
-                    await project.announce(Changes.of_update(update))
+                    await index.listener.announce(Changes.of_update(update))
             if sink:
                 sink.report(
                     f"parsed {done}/{len(paths)} changed files of {total}",
                     int(100 * done / len(paths)),
                 )
         for count, (extraction, ids) in enumerate(pending, 1):
-            if extraction.path not in project.documents:
-                project.resolve(extraction.path, extraction, ids)
+            if extraction.path not in index.documents:
+                index.resolve(extraction.path, extraction, ids)
             if count % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         self.parsed += len(pending)
         return reshaped
-
-    async def reextract(self, paths: set[str]) -> None:
-        """Recompute the edges of files whose own text did not change."""
-        project = self.project
-        for path in sorted(paths & set(project.documents)):
-            project.refresh_document(path, with_references=True)
-        on_disk = sorted(p for p in paths if p not in project.documents)
-        async for batch in project.extractor.extract(on_disk):
-            for result in batch:
-                if isinstance(result, FileExtraction) and (
-                    result.path not in project.documents
-                ):
-                    project.apply(result.path, result)
 
     async def files_changed(
         self,
@@ -198,39 +195,39 @@ class DiskSync:
         deleted: list[str] = (),  # type: ignore[assignment]
     ) -> None:
         """Re-index files created, changed or deleted outside the editor."""
-        project = self.project
-        root = project.root
+        index = self.index
+        root = index.root
         if root is None:
             return
-        if not await project.ready():
+        if not await index.ready():
             return
-        async with project.lock:
+        async with index.lock:
             touched: set[str] = set()
             for path in deleted:
-                if path in project.documents or (root / path).exists():
+                if path in index.documents or (root / path).exists():
                     continue
-                if (gone := project.forget(path)) is not None:
+                if (gone := index.forget(path)) is not None:
                     touched.add(path)
-                    await project.announce(Changes.of_update(gone))
+                    await index.listener.announce(Changes.of_update(gone))
             candidates = [
                 p
                 for p in dict.fromkeys([*created, *changed])
-                if p not in project.documents
-                and project.filter.wants(p)
-                and not link_refusal(root, p, project.filter.secrets)
+                if p not in index.documents
+                and index.filter.wants(p)
+                and not link_refusal(root, p, index.filter.secrets)
             ]
-            max_bytes = project.config.discovery.max_file_bytes
+            max_bytes = index.config.discovery.max_file_bytes
             for path in candidates:
                 data, reason = await asyncio.to_thread(read_one, root, path, max_bytes)
-                if path in project.documents:
+                if path in index.documents:
                     continue
                 if data is None:
                     if (root / path).exists():
-                        gone = project.skip(path, reason or "unreadable")
-                    elif (gone := project.forget(path)) is not None:
+                        gone = index.skip(path, reason or "unreadable")
+                    elif (gone := index.forget(path)) is not None:
                         touched.add(path)
                     if gone is not None:
-                        await project.announce(Changes.of_update(gone))
+                        await index.listener.announce(Changes.of_update(gone))
                     continue
                 digest = content_hash(data)
                 if self._current(path, digest):
@@ -240,74 +237,72 @@ class DiskSync:
                     extract_source,
                     path,
                     data,
-                    read_inline_ids=project.config.ids.inline_comments,
+                    read_inline_ids=index.config.ids.inline_comments,
                 )
-                if path not in project.documents:
-                    update = project.apply(path, extraction)
+                if path not in index.documents:
+                    update = index.apply(path, extraction)
                     if update.topology_changed:
                         touched.add(path)
-                    await project.announce(Changes.of_update(update))
-            await self.reextract(project.dependents(touched))
-            await project.save_dirty()
+                    await index.listener.announce(Changes.of_update(update))
+            await index.reextract(index.dependents(touched))
+            await index.save_dirty()
 
     def _rename_if_moved(self, path: str, digest: str) -> None:
         """A new file whose content matches a vanished file is that file, moved."""
-        project = self.project
-        record = project.records.get(path)
+        index = self.index
+        record = index.records.get(path)
         if record is not None and record.status == "present":
             return
-        for old, candidate in list(project.records.items()):
+        for old, candidate in list(index.records.items()):
             if (
                 old != path
                 and candidate.content_hash == digest
-                and old not in project.documents
-                and (
-                    candidate.status == "deleted" or not project.absolute(old).exists()
-                )
+                and old not in index.documents
+                and (candidate.status == "deleted" or not index.absolute(old).exists())
             ):
-                if project.rename(old, path):
+                if index.rename(old, path):
                     log.info("%s was renamed to %s", old, path)
                 return
 
     async def rename(self, pairs: list[tuple[str, str]]) -> None:
         """Files or directories renamed through the editor."""
-        project = self.project
-        if not await project.ready():
+        index = self.index
+        if not await index.ready():
             return
         moved: list[str] = []
-        async with project.lock:
+        async with index.lock:
             for old, new in pairs:
                 for source, target in self._expand(old, new):
-                    if project.rename(source, target):
+                    if index.rename(source, target):
                         moved.append(target)
         await self.files_changed(changed=moved)
-        async with project.lock:
-            await self.reextract(project.dependents(set(moved)))
-            await project.save_dirty()
+        async with index.lock:
+            await index.reextract(index.dependents(set(moved)))
+            await index.save_dirty()
 
     def _expand(self, old: str, new: str) -> list[tuple[str, str]]:
         """A file pair, or every known file under a renamed directory."""
-        project = self.project
-        if old in project.graph.file_ids:
+        index = self.index
+        if old in index.graph.file_ids:
             return [(old, new)]
         prefix = old.rstrip("/") + "/"
         return [
             (path, new.rstrip("/") + "/" + path[len(prefix) :])
-            for path in project.graph.paths()
+            for path in index.graph.paths()
             if path.startswith(prefix)
         ]
 
     async def poll(self, interval: float) -> None:
         """Watch the disk by polling, for editors that cannot watch for us."""
-        project = self.project
-        if project.root is None:
+        index = self.index
+        if index.root is None:
             return
-        await project.until(project.indexed)
-        while not project.closed:
+        await index.until(index.indexed)
+        while not index.closed:
             await asyncio.sleep(interval)
-            if project.closed:
+            if index.closed:
                 return
-            stats = await asyncio.to_thread(stat_sources, project.root, project.filter)
+            stats = await asyncio.to_thread(stat_sources, index.root, index.filter)
             before, self.stats = self.stats, stats
             created = [p for p in stats if p not in before]
             changed = [p for p in stats if p in before and stats[p] != before[p]]

@@ -41,7 +41,9 @@ from remora_core.store.ownership import StoreLock
 from remora_core.store.rebuild import copy_store, put_in_place
 
 if TYPE_CHECKING:
-    from remora_core.project_port import ProjectPort
+    from remora_core.code_index import CodeIndex
+    from remora_core.disk import DiskSync
+    from remora_core.store import NodeStore
     from remora_core.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -56,9 +58,14 @@ second) after which the follower checks whether the owner is gone too."""
 class StoreFollower:
     """Keeps a read-only project in step with the store another server owns."""
 
-    def __init__(self, project: ProjectPort, database: Database) -> None:
-        self.project = project
+    def __init__(
+        self, index: CodeIndex, store: NodeStore, database: Database, disk: DiskSync
+    ) -> None:
+        self.index = index
+        self.store = store
         self.database = database
+        self.disk = disk
+        """Re-reads, from disk, files where this server's view is not the owner's."""
         self.mark = 0.0
         """``indexed_at`` of the newest file write adopted so far."""
         self.version: int | None = None
@@ -68,14 +75,14 @@ class StoreFollower:
 
     async def begin(self) -> None:
         """Note where the store stands, before the project loads it."""
-        if self.project.store is not None and self.database.available:
-            self.mark = await self.project.store.newest_save()
+        if self.database.available:
+            self.mark = await self.store.newest_save()
 
     async def run(self, on_owner_gone: Callable[[], None] | None) -> None:
         """Follow until the project closes or the owner goes away."""
-        while not self.project.closed:
+        while not self.index.closed:
             await asyncio.sleep(FOLLOW_INTERVAL_S)
-            if self.project.closed:
+            if self.index.closed:
                 return
             if await self._owner_gone():
                 log.warning("the owner of %s stopped", self.database.path)
@@ -135,30 +142,29 @@ class StoreFollower:
 
     async def adopt(self) -> None:
         """Take the files written since :attr:`mark` as the owner stored them."""
-        project = self.project
-        assert project.store is not None
-        saved = await project.store.saved_since(self.mark)
+        index = self.index
+        saved = await self.store.saved_since(self.mark)
         if not saved:
             return
         differing: list[str] = []
-        async with project.lock:
+        async with index.lock:
             for record, written, nodes, edges in saved:
                 self.mark = max(self.mark, written)
                 file_node = next((n for n in nodes if n.kind is NodeKind.FILE), None)
                 if file_node is None:
                     continue
                 definitions = [n for n in nodes if n.kind is not NodeKind.FILE]
-                project.graph.replace_file(file_node, definitions, edges)
-                project.records[record.path] = record
+                index.graph.replace_file(file_node, definitions, edges)
+                index.records[record.path] = record
                 if record.status == "present":
-                    project.modules.add(record.path)
-                if record.path in project.documents:
-                    project.refresh_document(record.path, with_references=True)
+                    index.modules.add(record.path)
+                if record.path in index.documents:
+                    index.refresh_document(record.path, with_references=True)
                 elif record.status == "present":
                     differing.append(record.path)
         log.info("adopted %d files from %s", len(saved), self.database.path)
         if differing:  # re-read from disk only where our view is not the owner's
-            await project.disk.files_changed(changed=differing)
+            await self.disk.files_changed(changed=differing)
 
 
 def describe_read_only(database: Database) -> str | None:

@@ -240,27 +240,30 @@ class Review:
         feedback: str,
         reserve: Callable[[str], str] | None = None,
         by: Literal["person", "tests"] = "person",
+        *,
+        retry: bool = True,
     ) -> str | None:
         """Record a rejection and send the agent its feedback (a new cascade).
 
         ``reserve`` (the runner's) promises a run id for the turn that follows;
         it is returned. ``by``: ``tests`` when the project's tests failed
-        with it (``verification/``). :class:`ProposalError` if it was decided
-        meanwhile (an accept running now finishes first: they share
-        :meth:`deciding`).
+        with it (``verification/``). ``retry=False`` only records it: the
+        event is addressed to nobody, so the agent does not run again (None).
+        :class:`ProposalError` if it was decided meanwhile (an accept running
+        now finishes first: they share :meth:`deciding`).
         """
         async with self.deciding(proposal.id):
             await self.services.proposals.decide(proposal.id, "rejected", feedback)
         self.expected.pop(proposal.id, None)
         event = RewriteRejected(
             agent_id=proposal.node_id,
-            to_agent=proposal.node_id,
+            to_agent=proposal.node_id if retry else None,
             proposal_id=proposal.id,
             node_id=proposal.node_id,
             feedback=feedback,
             by=by,
         )
-        run_id = reserve(event.id) if reserve is not None else None
+        run_id = reserve(event.id) if reserve is not None and retry else None
         await self.emit(event)
         return run_id
 

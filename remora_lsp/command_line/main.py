@@ -79,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         verb.add_arguments(verb_parser)
         # A verb that opens the project itself (``mcp``: once per call) says so.
         own = getattr(verb, "OWN_BACKEND", False)
-        verb_parser.set_defaults(verb_run=verb.run, verb_own_backend=own)
+        # What a verb asks the person before the project opens (``reject``).
+        prepare = getattr(verb, "prepare", None)
+        verb_parser.set_defaults(
+            verb_run=verb.run, verb_own_backend=own, verb_prepare=prepare
+        )
     return parser
 
 
@@ -126,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=sys.stderr, format="remora: %(message)s")
     try:
+        if args.verb_prepare is not None:
+            args.verb_prepare(args)
         return asyncio.run(_main(args))
     except KeyboardInterrupt:
         return OK if getattr(args, "follow", False) else INTERRUPTED

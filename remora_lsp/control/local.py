@@ -37,7 +37,6 @@ async def open_local_app(root: Path) -> RemoraApp:
         person_origins=frozenset({found} if found else ()),
         approvals=KeyApprovals(root, store, None),
     )
-    editor = DiskEditor(root)
-    app = await RemoraApp.open(root, settings.config(trusted), editor, trust=trust)
-    editor.on_written = lambda path: app.project.disk.files_changed(changed=[path])
-    return app
+    return await RemoraApp.open(
+        root, settings.config(trusted), DiskEditor(root), trust=trust
+    )

@@ -14,9 +14,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.attribution import attribution_json, trailers
 
-from remora_lsp.features.commands import single_object
+from remora_lsp.arguments import single_object
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
@@ -30,12 +29,13 @@ async def attribution(ls: RemoraLanguageServer, uri: Any) -> list[dict[str, Any]
         raise JsonRpcInvalidParams("remora.attribution needs uri as a string")
     await ls.projects.all_loaded()
     project, path = ls.projects.locate(uri)
-    if project.agents is None:
+    app = ls.app(project)
+    if not app.started:
         return []
-    text = project.agents.services.read_text(path)
-    if text is None:
+    ranges = await app.attribution.ranges(path)
+    if ranges is None:
         raise JsonRpcInvalidParams(f"{uri} cannot be read")
-    return await attribution_json(project.database, path, text)
+    return ranges
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -52,7 +52,7 @@ def register(server: RemoraLanguageServer) -> None:
         await ls.projects.all_loaded()
         lines: list[str] = []
         for project in ls.projects:
-            if project.root is not None and project.agents is not None:
-                read = project.agents.services.read_text
-                lines += await trailers(project.root, project.database, read)
+            app = ls.app(project)
+            if project.root is not None and app.started:
+                lines += await app.attribution.trailers()
         return {"trailers": lines}

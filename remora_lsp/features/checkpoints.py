@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from remora_lsp.features.commands import ensure_owner, single_object
+from remora_lsp.arguments import single_object
+from remora_lsp.features.commands import ensure_owner
 
 if TYPE_CHECKING:
     from remora_core.checkpoints import Checkpoints
@@ -34,9 +35,10 @@ async def _checkpoints(ls: RemoraLanguageServer, what: str) -> Checkpoints:
         if project.root is None:
             continue
         ensure_owner(project, what)
-        if project.checkpoints is None:
+        app = ls.app(project)
+        if not app.started or not app.keeps_checkpoints:
             break
-        return project.checkpoints
+        return app.checkpoints
     raise JsonRpcInvalidParams(
         f"Remora cannot {what}: no workspace folder with a store is open"
     )

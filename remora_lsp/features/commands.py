@@ -14,7 +14,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from remora_core.identity import is_node_id
 from remora_core.model import NodeStatus
 
-from remora_lsp.arguments import NodeArguments, parse, single_object
+from remora_lsp.arguments import (
+    NodeArguments,
+    NodeAtArguments,
+    parse,
+)
 from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
@@ -88,17 +92,9 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.node.at")
     async def node_at(ls, *args: Any) -> dict[str, Any] | None:
-        arguments = single_object(args, "remora.node.at")
-        uri, position = arguments.get("uri"), arguments.get("position")
-        if not isinstance(position, dict) or not all(
-            isinstance(position.get(k), int) for k in ("line", "character")
-        ):
-            raise JsonRpcInvalidParams(
-                "remora.node.at wants {uri, position: {line, character}}"
-            )
-        project, path = ls.projects.known(uri)
+        arguments = parse(NodeAtArguments, args, "remora.node.at")
+        project, path = ls.projects.known(arguments.uri)
         await loaded(project)
-        node = project.node_at(
-            path, position["line"], position["character"], ls.encoding
-        )
+        line, character = arguments.position
+        node = project.node_at(path, line, character, ls.encoding)
         return await _node_card(ls, node.id) if node is not None else None

@@ -16,9 +16,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
-from remora_lsp.arguments import single_object
+from remora_lsp.arguments import NodeEventsArguments, parse
 from remora_lsp.features.commands import find_node
 
 if TYPE_CHECKING:
@@ -48,7 +46,6 @@ STATUS_EVENTS = frozenset(
 )
 """Events that change what a code lens shows (status, pending proposals)."""
 LENS_REFRESH_DELAY_S = 0.2
-MAX_EVENTS = 1000
 
 
 def forward_events(ls: RemoraLanguageServer, project: Project) -> None:
@@ -91,17 +88,10 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.node.events")
     async def node_events(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.node.events")
-        node_id, limit = arguments.get("node_id"), arguments.get("limit", 50)
-        if (
-            not isinstance(limit, int)
-            or isinstance(limit, bool)
-            or not (1 <= limit <= MAX_EVENTS)
-        ):
-            raise JsonRpcInvalidParams(
-                f"limit must be a whole number from 1 to {MAX_EVENTS}, got {limit!r}"
-            )
+        arguments = parse(NodeEventsArguments, args, "remora.node.events")
         await ls.projects.all_loaded()
-        project, node = find_node(ls, node_id)
-        found = await ls.app(project).history.query(node_id=node.id, limit=limit)
+        project, node = find_node(ls, arguments.node_id)
+        found = await ls.app(project).history.query(
+            node_id=node.id, limit=arguments.limit
+        )
         return [stored.to_json() for stored in reversed(found)]

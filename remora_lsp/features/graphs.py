@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.accept_many import accept_many
 from remora_core.graphs.spec import GraphInvalid
 from remora_core.text import LineIndex
 
-from remora_lsp.features.commands import ensure_owner, single_object
+from remora_lsp.arguments import single_object
+from remora_lsp.features.commands import ensure_owner
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ def _graph_run_id(arguments: dict[str, Any], command: str) -> str:
 
 def _owner_of(ls: RemoraLanguageServer, graph_run_id: str) -> Project | None:
     for project in ls.projects:
-        if project.graphs is not None and graph_run_id in project.graphs.engine.runs:
+        app = ls.app(project)
+        if app.started and app.graphs.knows(graph_run_id):
             return project
     return None
 
@@ -65,10 +66,11 @@ async def run_graph(ls: RemoraLanguageServer, graph: Any) -> dict[str, str]:
     if project is None:
         raise JsonRpcInvalidParams("remora.graph.run needs an open workspace folder")
     ensure_owner(project, "run graphs")
-    if project.graphs is None:
+    app = ls.app(project)
+    if not app.started:
         raise JsonRpcInvalidParams("the project is not ready to run graphs yet")
     try:
-        run = await project.graphs.run(graph)
+        run = await app.graphs.run(graph)
     except GraphInvalid as invalid:
         raise JsonRpcInvalidParams(str(invalid)) from None
     return {"graph_run_id": run.id}
@@ -140,16 +142,14 @@ async def accept_proposals(
         )
     results: dict[str, dict[str, Any]] = {}
     for project in ls.projects:
-        agents = project.agents
-        if agents is None:
+        app = ls.app(project)
+        if not app.started:
             continue
-        mine = [i for i in proposal_ids if agents.services.proposals.get(i)]
+        mine = [i for i in proposal_ids if app.proposals.get(i)]
         if not mine:
             continue
         ensure_owner(project, "accept proposals")
-
-        applying = _applier(ls, project)
-        for item in await accept_many(agents.review, mine, applying):
+        for item in await app.proposals.accept_many(mine, _applier(ls, project)):
             results[item["proposal_id"]] = item
     return [
         results.get(i)
@@ -188,10 +188,10 @@ class GraphProgress:
         progress, done = entry
         if kind == "graph_step_finished":
             self.by_run[graph_run_id] = (progress, done + 1)
-            graphs = self.project.graphs
-            run = graphs.engine.runs.get(graph_run_id) if graphs else None
-            if run is not None:
-                name, total = run.plan.spec.name, run.plan.total
+            app = self.ls.app(self.project)
+            size = app.graphs.size(graph_run_id) if app.started else None
+            if size is not None:
+                name, total = size
                 progress.report(f"{name} {done + 1}/{total}", force=True)
         elif kind == "graph_completed":
             self.by_run.pop(graph_run_id, None)
@@ -208,8 +208,8 @@ def follow_graphs(ls: RemoraLanguageServer, project: Project) -> None:
 def cancel_from_progress(ls: RemoraLanguageServer, graph_run_id: str) -> None:
     """The person cancelled a graph run's progress."""
     project = _owner_of(ls, graph_run_id)
-    if project is not None and project.graphs is not None:
-        project.graphs.cancel(graph_run_id)
+    if project is not None:
+        ls.app(project).graphs.cancel(graph_run_id)
 
 
 # ---- commands -----------------------------------------------------------------------
@@ -229,9 +229,9 @@ def register(server: RemoraLanguageServer) -> None:
             single_object(args, "remora.graph.status"), "remora.graph.status"
         )
         project = _owner_of(ls, graph_run_id)
-        if project is None or project.graphs is None:
+        if project is None:
             raise JsonRpcInvalidParams(f"no graph run {graph_run_id} in this session")
-        return project.graphs.status(graph_run_id) or {}
+        return ls.app(project).graphs.status(graph_run_id) or {}
 
     @server.command("remora.graph.cancel")
     async def graph_cancel(ls, *args: Any) -> dict[str, bool]:
@@ -239,8 +239,8 @@ def register(server: RemoraLanguageServer) -> None:
             single_object(args, "remora.graph.cancel"), "remora.graph.cancel"
         )
         project = _owner_of(ls, graph_run_id)
-        graphs = project.graphs if project is not None else None
-        return {"cancelled": graphs is not None and graphs.cancel(graph_run_id)}
+        cancelled = project is not None and ls.app(project).graphs.cancel(graph_run_id)
+        return {"cancelled": cancelled}
 
     @server.command("remora.proposals.accept")
     async def proposals_accept(ls, *args: Any) -> list[dict[str, Any]]:

@@ -15,37 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.history import MAX_ENTRIES, conversation
-from remora_core.identity import is_node_id
-from remora_core.swarm.run_list import MAX_RUNS, RunStatus, list_runs
-
-from remora_lsp.arguments import single_object
+from remora_lsp.arguments import HistoryArguments, RunsArguments, parse
 from remora_lsp.features.commands import find_node
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
-
-
-def _limit(arguments: dict[str, Any], default: int, most: int) -> int:
-    limit = arguments.get("limit", default)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= most:
-        raise JsonRpcInvalidParams(
-            f"limit must be a whole number from 1 to {most}, got {limit!r}"
-        )
-    return limit
-
-
-def _status(value: Any) -> RunStatus | None:
-    if value is None:
-        return None
-    try:
-        return RunStatus(value)
-    except ValueError:
-        known = ", ".join(s.value for s in RunStatus)
-        raise JsonRpcInvalidParams(
-            f"status must be one of {known}, got {value!r}"
-        ) from None
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -56,25 +30,20 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.agent.history")
     async def agent_history(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.agent.history")
-        limit = _limit(arguments, 200, MAX_ENTRIES)
+        arguments = parse(HistoryArguments, args, "remora.agent.history")
         await ls.projects.all_loaded()
-        project, node = find_node(ls, arguments.get("node_id"))
-        return await conversation(project.swarm, node.id, limit)
+        project, node = find_node(ls, arguments.node_id)
+        return await ls.app(project).history.conversation(node.id, arguments.limit)
 
     @server.command("remora.runs.list")
     async def runs_list(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.runs.list")
-        status = _status(arguments.get("status"))
-        limit = _limit(arguments, 100, MAX_RUNS)
-        node_id = arguments.get("node_id")
-        if node_id is not None and not is_node_id(node_id):
-            find_node(ls, node_id)  # says what a node id looks like
+        arguments = parse(RunsArguments, args, "remora.runs.list")
+        status, limit, node_id = arguments.status, arguments.limit, arguments.node_id
         await ls.projects.all_loaded()
         found: list[dict[str, Any]] = []
         for project in ls.projects:
             if node_id is None or project.graph.get(node_id) is not None:
-                found += await list_runs(
-                    project.swarm, status=status, node_id=node_id, limit=limit
+                found += await ls.app(project).runs.list(
+                    status=status, node_id=node_id, limit=limit
                 )
         return found[:limit]

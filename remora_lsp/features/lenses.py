@@ -50,6 +50,14 @@ def proposal_lens_command(proposal: Proposal) -> types.Command:
     )
 
 
+def _pending(
+    ls: RemoraLanguageServer, project: Project, node_id: str
+) -> list[Proposal]:
+    """The node's pending proposals (none before the project started)."""
+    app = ls.app(project)
+    return app.proposals.pending(node_id=node_id) if app.started else []
+
+
 def _proposal_lenses(
     ls: RemoraLanguageServer, project: Project, nodes: list[CodeNode]
 ) -> list[types.CodeLens]:
@@ -57,7 +65,7 @@ def _proposal_lenses(
     lenses = []
     for node in nodes:
         line = min(node.name_span.start_line + 1, node.span.end_line)
-        for proposal in project.pending_proposals(node.id):
+        for proposal in _pending(ls, project, node.id):
             where = types.Position(line=line, character=0)
             lenses.append(
                 types.CodeLens(
@@ -100,7 +108,7 @@ def register(server: RemoraLanguageServer) -> None:
                     data={"node_id": node.id, "uri": params.text_document.uri},
                     command=None
                     if resolve
-                    else lens_command(node, len(project.pending_proposals(node.id))),
+                    else lens_command(node, len(_pending(ls, project, node.id))),
                 )
                 for node in nodes
             ),
@@ -116,7 +124,7 @@ def register(server: RemoraLanguageServer) -> None:
         for project in ls.projects:
             node = project.graph.get(node_id) if isinstance(node_id, str) else None
             if node is not None:
-                pending = len(project.pending_proposals(node.id))
+                pending = len(_pending(ls, project, node.id))
                 lens.command = lens_command(node, pending)
                 return lens
         lens.command = types.Command(title="remora · node no longer exists", command="")

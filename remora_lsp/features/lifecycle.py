@@ -268,7 +268,7 @@ async def restart_project(ls: RemoraLanguageServer, root: Path) -> Project | Non
     if project is None:
         return None
     fresh, _ = make_project(ls, root, ls.editor_settings)
-    fresh.documents = project.documents
+    fresh.carry_documents(project)
     ls.projects.add(fresh)
     await project.close()  # gives up the store's lock before the fresh one opens it
     ls.starting[root] = ls.run_task(_start(ls, fresh), name=f"restart {root}")

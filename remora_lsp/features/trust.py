@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from remora_lsp.arguments import single_object
+from remora_lsp.arguments import TrustArguments, TrustSetArguments, parse
 from remora_lsp.features.lifecycle import restart_project
 from remora_lsp.projects import path_to_uri, uri_to_path
 
@@ -31,17 +31,15 @@ if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
 
-def _roots(
-    ls: RemoraLanguageServer, arguments: dict[str, Any], command: str
-) -> list[Path]:
-    """The workspace folders a command is about: the one holding ``uri``, or all."""
-    uri = arguments.get("uri")
+def _roots(ls: RemoraLanguageServer, uri: str | None) -> list[Path]:
+    """The workspace folders a command is about: the one holding ``uri`` (a
+    ``file:`` URI, checked by the argument model), or all.
+    """
     roots = sorted(ls.projects.by_root)
     if uri is None:
         return roots
-    path = uri_to_path(uri) if isinstance(uri, str) else None
-    if path is None:
-        raise JsonRpcInvalidParams(f"{command} wants uri as a file: URI, got {uri!r}")
+    path = uri_to_path(uri)
+    assert path is not None
     found = [root for root in roots if path == root or root in path.parents]
     if not found:
         raise JsonRpcInvalidParams(f"{uri} is in no workspace folder")
@@ -65,31 +63,26 @@ def register(server: RemoraLanguageServer) -> None:
 
     @server.command("remora.trust.get")
     async def trust_get(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.trust.get")
-        return _listing(ls, _roots(ls, arguments, "remora.trust.get"))
+        arguments = parse(TrustArguments, args, "remora.trust.get")
+        return _listing(ls, _roots(ls, arguments.uri))
 
     @server.command("remora.trust.set")
     async def trust_set(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.trust.set")
-        trusted = arguments.get("trusted")
-        if not isinstance(trusted, bool):
-            raise JsonRpcInvalidParams(
-                f"remora.trust.set needs trusted as true or false, got {trusted!r}"
-            )
+        arguments = parse(TrustSetArguments, args, "remora.trust.set")
         if ls.trust.client is not None:
             raise JsonRpcInvalidParams(
                 "your editor manages workspace trust for Remora "
                 "(initializationOptions.workspaceTrust): change it there"
             )
-        roots = _roots(ls, arguments, "remora.trust.set")
+        roots = _roots(ls, arguments.uri)
         for root in roots:
-            await ls.trust.set(root, trusted)
+            await ls.trust.set(root, arguments.trusted)
         return _listing(ls, roots)
 
     @server.command("remora.trust.revoke")
     async def trust_revoke(ls, *args: Any) -> list[dict[str, Any]]:
-        arguments = single_object(args, "remora.trust.revoke")
-        roots = _roots(ls, arguments, "remora.trust.revoke")
+        arguments = parse(TrustArguments, args, "remora.trust.revoke")
+        roots = _roots(ls, arguments.uri)
         for root in roots:
             await ls.trust.revoke(root)
         return _listing(ls, roots)

@@ -315,7 +315,7 @@ async def test_a_turn_killed_with_its_process_is_interrupted_on_the_next_start(h
         # The dead process's leftovers: its store is gone, so this writes nothing.
         await project.swarm.close()
         await project.tasks.close()
-        project.extractor.close()
+        project.index.extractor.close()
 
 
 # ---- the editor ----------
@@ -323,7 +323,9 @@ async def test_a_turn_killed_with_its_process_is_interrupted_on_the_next_start(h
 
 async def settled(project: Project) -> None:
     """Wait until no debounce timer or settle task is pending."""
-    await eventually(lambda: not project._timers and len(project.tasks) == 0)
+    await eventually(
+        lambda: not project.documents_sync.timers and len(project.tasks) == 0
+    )
     await quiet(project.swarm)
 
 
@@ -358,7 +360,9 @@ async def test_an_edit_announces_exactly_the_edited_function(harness):
         [TextChange("41", (line, column), (line, column + 1))],
         PositionEncoding.UTF16,
     )
-    await eventually(lambda: project.swarm.events.last_seq > 0 and not project._timers)
+    await eventually(
+        lambda: project.swarm.events.last_seq > 0 and not project.documents_sync.timers
+    )
     await settled(project)
     events = await all_events(project.swarm)
     [changed] = of_type(events, "content_changed")
@@ -415,7 +419,9 @@ async def test_quick_edits_are_announced_once_after_the_quiet_period(harness):
     project.change_document(
         "pkg/a.py", 9, [TextChange(A_SOURCE)], PositionEncoding.UTF16
     )
-    await eventually(lambda: len(project._timers) == 0 and len(project.tasks) == 0)
+    await eventually(
+        lambda: len(project.documents_sync.timers) == 0 and len(project.tasks) == 0
+    )
     await settled(project)
     changes = of_type(await all_events(project.swarm), "content_changed")
     assert len(changes) == 2 and set(changes[1].node_ids) == {alpha, beta}

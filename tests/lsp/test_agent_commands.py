@@ -171,6 +171,64 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
         ("remora.node.events", [{"node_id": node_id, "limit": 0}], ("limit", "0")),
         ("remora.node.events", [{"node_id": node_id, "limit": "9"}], ("limit",)),
         ("remora.node.events", [{"node_id": node_id, "limit": True}], ("limit",)),
+        (
+            "remora.node.events",
+            [{"node_id": node_id, "limit": 1001}],
+            ("limit", "1 to 1000", "1001"),
+        ),
+        ("remora.node.events", [{"node_id": "nope", "limit": 5}], (NODE_SHAPE,)),
+        # remora.node.at: whole, non-negative line and character
+        (
+            "remora.node.at",
+            [{"uri": uri, "position": {"line": True, "character": 0}}],
+            ("position",),
+        ),
+        (
+            "remora.node.at",
+            [{"uri": uri, "position": {"line": -1, "character": 0}}],
+            ("position",),
+        ),
+        # remora.agent.history {node_id, limit?}
+        ("remora.agent.history", [{}], (NODE_SHAPE,)),
+        ("remora.agent.history", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
+        (
+            "remora.agent.history",
+            [{"node_id": node_id, "limit": 0}],
+            ("limit must be a whole number", "0"),
+        ),
+        # remora.runs.list {status?, node_id?, limit?}
+        (
+            "remora.runs.list",
+            [{"status": "maybe"}],
+            ("status must be one of", "running", "'maybe'"),
+        ),
+        ("remora.runs.list", [{"limit": "9"}], ("limit must be a whole number",)),
+        ("remora.runs.list", [{"node_id": "helper"}], (NODE_SHAPE, "'helper'")),
+        # remora.trust.get / set / revoke {trusted?, uri?}: malformed only (a
+        # valid set would change the project's trust)
+        (
+            "remora.trust.get",
+            [{"uri": 5}],
+            ("remora.trust.get wants uri as a file: URI", "5"),
+        ),
+        ("remora.trust.get", [{"uri": "untitled:Untitled-1"}], ("file: URI",)),
+        (
+            "remora.trust.get",
+            [{"uri": "file:///no/such/folder/x.py"}],
+            ("is in no workspace folder",),
+        ),
+        ("remora.trust.set", [{}], ("trusted as true or false", "None")),
+        ("remora.trust.set", [{"trusted": "yes"}], ("trusted", "'yes'")),
+        (
+            "remora.trust.set",
+            [{"trusted": True, "uri": ["x"]}],
+            ("remora.trust.set wants uri as a file: URI",),
+        ),
+        (
+            "remora.trust.revoke",
+            [{"uri": 5}],
+            ("remora.trust.revoke wants uri as a file: URI",),
+        ),
     ]
 
 

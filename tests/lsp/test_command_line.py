@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
 import signal
 import socket
 import stat
@@ -174,10 +175,85 @@ async def test_without_a_server_the_cli_opens_the_project_and_accept_writes_the_
         text = (workspace / "pkg/service.py").read_text()
         assert DOCSTRING in text
         assert not list((workspace / "pkg").glob(".*remora-tmp"))  # no temp left
+        # As over LSP: rewrite_applied first, then the content_changed of the
+        # written file that triggers subscribers (DESIGN §9).
+        events = await logged(workspace)
+        [applied] = [e for e in events if e["type"] == "rewrite_applied"]
+        [changed] = [e for e in events if e["type"] == "content_changed"]
+        assert applied["seq"] < changed["seq"]
+        assert changed["path"] == "pkg/service.py"
+        assert applied["node_id"] in changed["node_ids"]
         code, out, err = await remora(workspace, "accept", proposal_id)
         assert code == 1 and "accepted" in err
         code, out, err = await remora(workspace, "logs", "--type", "rewrite_applied")
         assert code == 0 and proposal_id in out
+
+
+async def logged(root: Path) -> list[dict]:
+    """Every event of the project, as ``remora logs --json`` prints them."""
+    code, out, err = await remora(root, "logs", "--json", "--limit", "1000")
+    assert code == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+async def ask_for_a_proposal(root: Path, model: ModelServer) -> str:
+    """``remora ask`` the helper for a rewrite; the proposal's id."""
+    script_rewrite(model)
+    code, out, err = await remora(root, "ask", HELPER, "Docstring please", "--json")
+    assert code == 0, err
+    [made] = json.loads(out)["proposals"]
+    return made["proposal_id"]
+
+
+async def test_reject_without_feedback_asks_at_a_terminal_else_does_not_retry(
+    workspace, person_files
+):
+    with ModelServer() as model:
+        config = person_files / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.yaml").write_text(yaml.safe_dump(settings(model)))
+
+        # No terminal (a script): rejected without a retry, and said so.
+        first = await ask_for_a_proposal(workspace, model)
+        code, out, err = await remora(workspace, "reject", first)
+        assert code == 0, err
+        assert f"rejected {first}; no feedback, so the agent does not try" in out
+        rejected = next(
+            e
+            for e in await logged(workspace)
+            if e["type"] == "rewrite_rejected" and e["proposal_id"] == first
+        )
+        assert rejected["feedback"] == "" and rejected["to_agent"] is None
+
+        # At a terminal: the person is asked, and the agent retries with it.
+        second = await ask_for_a_proposal(workspace, model)
+        leader, follower = pty.openpty()
+        process = await asyncio.create_subprocess_exec(
+            str(REMORA),
+            "--project",
+            str(workspace),
+            "reject",
+            second,
+            stdin=follower,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        os.close(follower)
+        try:
+            os.write(leader, b"Keep it to one line\n")
+            out, err = await asyncio.wait_for(process.communicate(), LONG_S * 2)
+        finally:
+            os.close(leader)
+        assert process.returncode == 0, err
+        assert "What should the agent do differently?" in err.decode()
+        assert f"rejected {second}; the agent retries as run_" in out.decode()
+        rejected = next(
+            e
+            for e in await logged(workspace)
+            if e["type"] == "rewrite_rejected" and e["proposal_id"] == second
+        )
+        assert rejected["feedback"] == "Keep it to one line"
+        assert rejected["to_agent"] == rejected["node_id"]
 
 
 async def test_ambiguous_prefix_lists_candidates_and_exits_2(workspace):

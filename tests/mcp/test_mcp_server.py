@@ -1,8 +1,8 @@
 """``remora mcp`` tried as an MCP host uses it: the SDK's own client spawns
-``remora mcp`` over stdio, lists the tools, calls each, reads a node resource,
-and asks a node's agent (a scripted model at its HTTP boundary) for a rewrite
-that comes back as a pending proposal with its diff — the file on disk
-untouched, nothing accepted.
+``remora mcp`` over stdio, lists the tools, calls each (``node_history`` gives
+the node's conversation), reads a node resource, and asks a node's agent (a
+scripted model at its HTTP boundary) for a rewrite that comes back as a
+pending proposal with its diff — the file on disk untouched, nothing accepted.
 """
 
 from __future__ import annotations
@@ -112,10 +112,23 @@ async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
                 )
             )
             assert diff["new_source"] == NEW_HELPER
+            # The node's conversation, oldest first: the request, then what
+            # the agent proposed (not the raw event stream).
             history = result_of(
                 await client.call_tool("node_history", {"node": HELPER})
             )
-            assert "rewrite_proposed" in [e["type"] for e in history]
+            first = history[0]
+            assert (first["role"], first["kind"], first["text"]) == (
+                "person",
+                "message",
+                "Add a docstring",
+            )
+            assert first["run_id"] == asked["run_id"]
+            [made] = [e for e in history if e["kind"] == "proposal"]
+            assert made["role"] == "agent"
+            assert made["proposal_id"] == proposal["proposal_id"]
+            assert made["text"] == proposal["diff"]
+            assert "type" not in first  # entries, not events
 
             unknown = await client.call_tool("node_card", {"node": "rm_zzzzzzzz"})
             assert unknown.is_error

@@ -23,16 +23,21 @@ from remora_core.agents.prompt import only_own_edits
 from remora_core.agents.providers import ModelResolver
 from remora_core.agents.questions import Questions
 from remora_core.agents.sandbox import Sandbox
-from remora_core.discovery.files import SourceSkipped, read_source
 from remora_core.proposals import ProposalStore
 from remora_core.review import Review
 from remora_core.verification import Verifier
 from remora_core.workspace import KeyValueStore, Overlay
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from remora_core.agents.kernel import AgentKernel
-    from remora_core.project_port import ProjectPort
+    from remora_core.agents.questions import Presenter
+    from remora_core.code_index import CodeIndex
+    from remora_core.events.models import Event
+    from remora_core.store.database import Database
     from remora_core.swarm.turns import Turn
+    from remora_core.trust import Trust
 
 log = logging.getLogger(__name__)
 
@@ -40,20 +45,33 @@ log = logging.getLogger(__name__)
 class AgentRuntime:
     """Everything agents of one project need, and their turn function."""
 
-    def __init__(self, project: ProjectPort, notify: Callable[[str], None]) -> None:
-        config, root, database = project.config, project.root, project.database
-        self.project = project
+    def __init__(
+        self,
+        index: CodeIndex,
+        database: Database | None,
+        *,
+        trust: Trust,
+        notify: Callable[[str], None],
+        presenter: Presenter | None,
+        emit: Callable[[Event], Awaitable[object]],
+        reserve: Callable[[str], str],
+    ) -> None:
+        config, root = index.config, index.root
+        self.index = index
+        """The project's files (agents read open buffers, else the disk)."""
+        self.following = database is not None and database.owner is not None
+        """Whether another server owns the store (it decides staleness)."""
         log_path = root / ".remora" / "local-model.log" if root is not None else None
         self.services = AgentServices(
             root=root,
             config=config,
-            graph=project.graph,
-            read_text=self._read_text,
+            graph=index.graph,
+            read_text=index.read_text,
             document_version=self._document_version,
             proposals=ProposalStore(database),
             kv=KeyValueStore(database),
             overlay=Overlay(
-                database, root, self._read_text, list(config.secrets.exclude)
+                database, root, index.read_text, list(config.secrets.exclude)
             ),
             memory=ChatMemory(
                 database,
@@ -62,21 +80,17 @@ class AgentRuntime:
             ),
             questions=Questions(config.agents.question_timeout_s),
             bundles=BundleRegistry(
-                root, dict(config.bundles), notify, trusted=project.trust.trusted
+                root, dict(config.bundles), notify, trusted=trust.trusted
             ),
-            extensions=ExtensionRegistry(root, notify, trusted=project.trust.trusted),
+            extensions=ExtensionRegistry(root, notify, trusted=trust.trusted),
             sandbox=Sandbox(),
-            models=ModelResolver(config.model, trust=project.trust, log_path=log_path),
+            models=ModelResolver(config.model, trust=trust, log_path=log_path),
         )
-        self.services.questions.presenter = project.question_presenter
-        self.review = Review(self.services, lambda event: project.swarm.emit(event))
+        self.services.questions.presenter = presenter
+        self.review = Review(self.services, emit)
         """Accepting, rejecting and staleness of proposals."""
         self.services.verifier = Verifier(
-            self.services,
-            self.review,
-            lambda event: project.swarm.emit(event),
-            lambda event_id: project.swarm.runner.reserve(event_id),
-            trusted=project.trust.trusted,
+            self.services, self.review, emit, reserve, trusted=trust.trusted
         )
         self.kernel: AgentKernel | None = None
         """Built on the first turn: pydantic-ai takes ~2 s to import, which must
@@ -87,7 +101,7 @@ class AgentRuntime:
         """Load what the store holds (proposals, acceptances under way)."""
         await self.services.proposals.load()
         self.review.load()
-        if self.services.verifier is not None and not self.project.following:
+        if self.services.verifier is not None and not self.following:
             self.services.verifier.resume()
 
     async def preload(self) -> None:
@@ -125,38 +139,22 @@ class AgentRuntime:
                 self.kernel = module.AgentKernel(self.services)
         return self.kernel
 
-    def _read_text(self, path: str) -> bytes | None:
-        project = self.project
-        document = project.documents.get(path)
-        if document is not None:
-            return document.text
-        if project.root is None:
-            return None
-        try:
-            return read_source(
-                project.absolute(path), project.config.discovery.max_file_bytes
-            )
-        except SourceSkipped:
-            return None
-
     def _document_version(self, path: str) -> int | None:
-        document = self.project.documents.get(path)
+        document = self.index.documents.get(path)
         return document.version if document is not None else None
 
     def file_changed(self, path: str) -> None:
         """A file's nodes changed: proposals on them may have become stale
         (decided by the store's owner only: a follower leaves them alone).
         """
-        if self.project.following:
+        if self.following:
             return
         if self.services.proposals.pending(path=path):
-            self.project.tasks.spawn(
-                self.review.document_changed(path), name="staleness"
-            )
+            self.index.tasks.spawn(self.review.document_changed(path), name="staleness")
 
     def file_moved(self, old: str, new: str) -> None:
         """A file was renamed: its proposals follow it."""
-        self.project.tasks.spawn(
+        self.index.tasks.spawn(
             self.services.proposals.move_file(old, new), name="move proposals"
         )
 

@@ -8,7 +8,10 @@ them (``app.runs.chat(...)``) and never reaches through them.
   position) and gives cards and search results;
 - :mod:`.runs` sends agents requests, cancels runs, answers questions, lists runs;
 - :mod:`.proposals` lists, diffs, accepts (:mod:`.accepting`) and rejects;
-- :mod:`.history` queries the event log and follows it live from a ``seq``;
+- :mod:`.history` queries the event log, follows it live from a ``seq`` and
+  gives a node's conversation;
+- :mod:`.attribution` says which lines came from which agent (and the commit
+  trailers);
 - :mod:`.commands` maps the command names of DESIGN §11 onto the facades, with
   pydantic argument models (the control socket and the CLI speak it);
 - :mod:`.errors` is the one family of errors the facades raise.

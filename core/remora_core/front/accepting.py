@@ -17,6 +17,11 @@ decide → ``editor.apply(plan)`` → verify → record, exactly once:
    moment later, so this waits up to :data:`APPLY_WAIT_S`). Only then is the
    proposal ``accepted`` with ``rewrite_applied``; otherwise it stays pending
    with ``rewrite_not_applied`` and the reason.
+5. The index takes the new text in after the record: an open buffer through
+   the editor's ``didChange`` (announced when it settles), a file written on
+   disk by a re-read right after (:meth:`remora_core.front.proposals.Proposals.
+   accept`). Either way ``rewrite_applied`` comes first, then the
+   ``content_changed`` that triggers subscribers.
 """
 
 from __future__ import annotations

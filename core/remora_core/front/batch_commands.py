@@ -16,7 +16,6 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from remora_core.attribution import attribution_json, trailers
 from remora_core.front.errors import InvalidArguments
 from remora_core.graphs.spec import GraphInvalid
 
@@ -67,19 +66,17 @@ class NoArgs(_Args):
 
 
 def _graphs(app: RemoraApp) -> Any:
-    graphs = app.project.graphs
-    if graphs is None:
+    if app.read_only:
         raise InvalidArguments(
             "this project cannot run graphs (its store is read-only)"
         )
-    return graphs
+    return app.graphs
 
 
 def _checkpoints(app: RemoraApp) -> Any:
-    checkpoints = app.project.checkpoints
-    if checkpoints is None:
+    if not app.keeps_checkpoints:
         raise InvalidArguments("this project has no writable store for checkpoints")
-    return checkpoints
+    return app.checkpoints
 
 
 async def graph_run(app: RemoraApp, a: GraphRunArgs, editor: Editor | None) -> Any:
@@ -125,7 +122,7 @@ async def checkpoint_restore(
 
 
 def _path(app: RemoraApp, a: FileArgs) -> str:
-    root = app.project.root
+    root = app.root
     if a.path is not None:
         given = Path(a.path)
         if given.is_absolute() and root is not None:
@@ -146,22 +143,16 @@ def _path(app: RemoraApp, a: FileArgs) -> str:
 
 async def attribution(app: RemoraApp, a: FileArgs, editor: Editor | None) -> Any:
     """``remora.attribution`` → attributed line ranges (0-based lines)."""
-    project = app.project
     path = _path(app, a)
-    agents = project.agents
-    text = agents.services.read_text(path) if agents is not None else None
-    if text is None:
+    ranges = await app.attribution.ranges(path)
+    if ranges is None:
         raise InvalidArguments(f"{path} cannot be read")
-    return await attribution_json(project.database, path, text)
+    return ranges
 
 
 async def trailer_lines(app: RemoraApp, a: NoArgs, editor: Editor | None) -> Any:
     """``remora.trailers`` → ``{trailers}``."""
-    project = app.project
-    if project.root is None or project.agents is None:
-        return {"trailers": []}
-    read = project.agents.services.read_text
-    return {"trailers": await trailers(project.root, project.database, read)}
+    return {"trailers": await app.attribution.trailers()}
 
 
 Handler = Callable[[Any, Any, Any], Awaitable[Any]]

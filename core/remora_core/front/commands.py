@@ -21,10 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    model_validator,
+)
 
 from remora_core.front.batch_commands import BATCH_COMMANDS
 from remora_core.front.errors import InvalidArguments
+from remora_core.history import MAX_ENTRIES
 from remora_core.model import ProposalStatus
 from remora_core.swarm.run_list import MAX_RUNS
 from remora_core.swarm.run_list import RunStatus as ShownRunStatus
@@ -58,12 +66,31 @@ class NodeEventsArgs(NodeArgs):
     limit: int = Field(default=50, ge=1, le=1000)
 
 
+class Position(Arguments):
+    """A position in a document: 0-based line and UTF-16 character."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class HistoryArgs(NodeArgs):
+    """A node and how many conversation entries."""
+
+    limit: int = Field(default=200, ge=1, le=MAX_ENTRIES)
+
+
 class NodeAtArgs(Arguments):
     """A document (uri or path) and a position (UTF-16)."""
 
     uri: str | None = None
     path: str | None = None
-    position: dict[str, int]
+    position: Position
+
+    @model_validator(mode="after")
+    def _document(self) -> NodeAtArgs:
+        if self.uri is None and self.path is None:
+            raise ValueError("remora.node.at wants {uri or path, position}")
+        return self
 
 
 class SearchArgs(Arguments):
@@ -105,9 +132,13 @@ class ProposalArgs(Arguments):
 
 
 class RejectArgs(ProposalArgs):
-    """A proposal and the feedback (None: ask the person)."""
+    """A proposal and the feedback (None: ask the person); ``retry`` false
+    records the rejection without the agent trying again (``remora reject``
+    without feedback).
+    """
 
     feedback: str | None = None
+    retry: StrictBool = True
 
 
 class ProposalsArgs(Arguments):
@@ -159,7 +190,7 @@ def describe(error: ValidationError) -> str:
     problems = []
     for item in error.errors()[:5]:
         where = ".".join(str(part) for part in item["loc"]) or "argument"
-        message = item["msg"]
+        message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown argument"
         problems.append(f"{where}: {message}")
@@ -199,12 +230,9 @@ async def node_get(app: RemoraApp, a: NodeArgs, editor: Editor | None) -> Any:
 async def node_at(app: RemoraApp, a: NodeAtArgs, editor: Editor | None) -> Any:
     """``remora.node.at``: the card of the innermost node at a position."""
     path = project_path(app, a.uri, a.path)
-    line, character = a.position.get("line"), a.position.get("character")
-    if path is None or line is None or character is None:
-        raise InvalidArguments(
-            "remora.node.at wants {uri, position: {line, character}}"
-        )
-    node = app.nodes.at(path, line, character, PositionEncoding.UTF16)
+    assert path is not None  # the model wants uri or path
+    position = a.position
+    node = app.nodes.at(path, position.line, position.character, PositionEncoding.UTF16)
     return await node_get(app, NodeArgs(node_id=node.id), editor) if node else None
 
 
@@ -213,6 +241,12 @@ async def node_events(app: RemoraApp, a: NodeEventsArgs, editor: Editor | None) 
     node = app.nodes.find(a.node_id)
     found = await app.history.query(node_id=node.id, limit=a.limit)
     return [stored.to_json() for stored in reversed(found)]
+
+
+async def agent_history(app: RemoraApp, a: HistoryArgs, editor: Editor | None) -> Any:
+    """``remora.agent.history``: the node's conversation, oldest first."""
+    node = app.nodes.find(a.node_id)
+    return await app.history.conversation(node.id, a.limit)
 
 
 async def nodes_search(app: RemoraApp, a: SearchArgs, editor: Editor | None) -> Any:
@@ -249,7 +283,8 @@ async def proposal_accept(
 
 async def proposal_reject(app: RemoraApp, a: RejectArgs, editor: Editor | None) -> Any:
     """``remora.proposal.reject`` → ``{run_id}``."""
-    return {"run_id": await app.proposals.reject(a.proposal_id, a.feedback)}
+    run_id = await app.proposals.reject(a.proposal_id, a.feedback, retry=a.retry)
+    return {"run_id": run_id}
 
 
 async def proposal_diff(app: RemoraApp, a: ProposalArgs, editor: Editor | None) -> Any:
@@ -297,6 +332,7 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "remora.node.get": (NodeArgs, node_get),
     "remora.node.at": (NodeAtArgs, node_at),
     "remora.node.events": (NodeEventsArgs, node_events),
+    "remora.agent.history": (HistoryArgs, agent_history),
     "remora.nodes.search": (SearchArgs, nodes_search),
     "remora.agent.chat": (ChatArgs, agent_chat),
     "remora.agent.run": (RunArgs, agent_run),

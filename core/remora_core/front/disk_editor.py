@@ -9,9 +9,12 @@ editor holds open) apply an accepted edit to the file itself:
    ``fsync``-ed, which then replaces the file with ``os.replace`` (atomic: a
    reader sees the old file or the new one, never half of each; the file's
    permission bits are kept);
-3. the file is read back and must hold exactly the expected text;
-4. the project re-indexes it (``on_written``), which is what the accept use
-   case then verifies.
+3. the file is read back and must hold exactly the expected text.
+
+It does not re-index the file: the accept use case records the acceptance
+first (``rewrite_applied``), then the project reads the file again, and the
+``content_changed`` that follows triggers subscribers — the order an editor's
+``didChange`` gives (DESIGN §9).
 
 There is no person to ask (:meth:`ask` answers None) and no progress display;
 problems are logged (and collected in :attr:`told` for the caller to show).
@@ -24,7 +27,6 @@ import contextlib
 import logging
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,18 +67,12 @@ def with_suppressed_unlink(path: str) -> None:
 class DiskEditor:
     """Applies edits to files on disk (see the module doc)."""
 
-    def __init__(
-        self,
-        root: Path,
-        on_written: Callable[[str], Awaitable[object]] | None = None,
-    ) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.on_written = on_written
-        """Called with the project path of every file written (re-index it)."""
         self.told: list[str] = []
 
     async def apply(self, planned: PlannedEdit) -> Applied:
-        """Write the edit atomically, read it back, let the project re-index."""
+        """Write the edit atomically and read it back."""
         path = self.root / planned.path
         new_bytes = planned.new_text.encode("utf-8")
         after = (
@@ -97,8 +93,6 @@ class DiskEditor:
                 False, f"{planned.path} does not hold the edit after writing"
             )
         log.info("wrote %s (%d bytes)", planned.path, len(after))
-        if self.on_written is not None:
-            await self.on_written(planned.path)
         return Applied(True)
 
     async def ask(self, question: Question) -> str | None:

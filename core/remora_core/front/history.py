@@ -1,4 +1,6 @@
-"""The ``history`` facade: the event log, queried and followed live.
+"""The ``history`` facade: the event log, queried and followed live, and a
+node's conversation (``remora_core.history``: who said what to its agent, and
+what it answered, texts uncut).
 
 :meth:`History.follow` subscribes to the bus *before* replaying the log from
 ``since_seq``, then yields the live events it has not yet yielded, so no event
@@ -13,7 +15,9 @@ import asyncio
 import itertools
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from remora_core.history import conversation
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
@@ -36,6 +40,12 @@ class History:
     def last_seq(self) -> int:
         """The ``seq`` of the newest event."""
         return self._project.swarm.events.last_seq
+
+    async def conversation(
+        self, node_id: str, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        """The latest ``limit`` entries of a node's conversation, oldest first."""
+        return await conversation(self._project.swarm, node_id, limit)
 
     async def query(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.accept_many import accept_many
 from remora_core.front import accepting
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.front.runs import ensure_owner
@@ -19,6 +20,7 @@ from remora_core.model import ProposalStatus
 from remora_core.proposals import ProposalError
 
 if TYPE_CHECKING:
+    from remora_core.accept_many import Apply
     from remora_core.editor import Editor
     from remora_core.project import Project
     from remora_core.proposals import Proposal
@@ -109,14 +111,34 @@ class Proposals:
     async def accept(self, ref: Any, editor: Editor | None = None) -> dict[str, Any]:
         """Accept a proposal: ``{applied, reason?}`` (see :mod:`.accepting`)."""
         proposal = self.find(ref)
-        ensure_owner(self._project, "accept proposals")
-        review = self._project.agents.review
-        return await accepting.accept(review, editor or self.editor, proposal)
+        project = self._project
+        ensure_owner(project, "accept proposals")
+        result = await accepting.accept(
+            project.agents.review, editor or self.editor, proposal
+        )
+        if result["applied"] and proposal.file_path not in project.documents:
+            # Written on disk, not in a buffer: the project reads it again now
+            # that rewrite_applied is out, so its content_changed follows as
+            # after an editor's didChange (DESIGN §9).
+            await project.disk.files_changed(changed=[proposal.file_path])
+        return result
 
-    async def reject(self, ref: Any, feedback: str | None) -> str | None:
+    async def accept_many(
+        self, proposal_ids: list[str], apply: Apply
+    ) -> list[dict[str, Any]]:
+        """Accept proposals of this project together, one edit over every file
+        (``accept_many.py``): ``[{proposal_id, applied, reason?}]``.
+        """
+        ensure_owner(self._project, "accept proposals")
+        return await accept_many(self._project.agents.review, proposal_ids, apply)
+
+    async def reject(
+        self, ref: Any, feedback: str | None, *, retry: bool = True
+    ) -> str | None:
         """Reject a proposal with feedback; the run id of the agent's retry.
 
         ``feedback`` None asks the person through the editor first.
+        ``retry=False``: only record it (the agent does not run again; None).
         """
         proposal = self.find(ref)
         ensure_owner(self._project, "reject proposals")
@@ -129,7 +151,7 @@ class Proposals:
         project = self._project
         try:
             return await project.agents.review.reject(
-                proposal, feedback, reserve=project.swarm.runner.reserve
+                proposal, feedback, reserve=project.swarm.runner.reserve, retry=retry
             )
         except ProposalError as error:  # decided while the person wrote feedback
             raise InvalidArguments(str(error)) from None

@@ -77,6 +77,17 @@ class Graphs:
         run = self.engine.runs.get(graph_run_id)
         return run.to_json() if run is not None else None
 
+    def knows(self, graph_run_id: str) -> bool:
+        """Whether ``graph_run_id`` is a run of this process."""
+        return graph_run_id in self.engine.runs
+
+    def size(self, graph_run_id: str) -> tuple[str, int] | None:
+        """A run's graph name and its number of (step, node) runs; None for an
+        unknown run (cheap: for progress reports).
+        """
+        run = self.engine.runs.get(graph_run_id)
+        return (run.plan.spec.name, run.plan.total) if run is not None else None
+
     def cancel(self, graph_run_id: str) -> bool:
         """Cancel a running graph run as a whole."""
         return self.engine.cancel(graph_run_id)
