@@ -9,9 +9,14 @@ events, its progress, the proposals to review, the text that lands.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 import signal
+import sqlite3
 import subprocess
+from pathlib import Path
 
 import pytest
 from pytest_lsp import ClientServerConfig
@@ -396,3 +401,74 @@ async def test_checkpoint_restore_brings_agent_state_back_and_writes_no_file(
             seen = model.text_of(-1)
             assert "Remember blue" in seen
             assert "blue" in seen.split("What colour?")[-1]
+
+
+def checkpoint_in_the_old_shape(database: Path, checkpoint_id: str) -> None:
+    """Store the checkpoint's pending proposals as a checkpoint taken before
+    migration 8 did: ``SELECT *`` rows as bare lists, without ``checks``.
+    """
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        (manifest,) = db.execute(
+            "SELECT manifest FROM checkpoints WHERE id = ?", (checkpoint_id,)
+        ).fetchone()
+        manifest = json.loads(manifest)
+        (body,) = db.execute(
+            "SELECT body FROM blobs WHERE hash = ?", (manifest["proposals"],)
+        ).fetchone()
+        part = json.loads(body)
+        assert part["columns"][-1] == "checks" and part["rows"]
+        old = json.dumps(
+            [row[:-1] for row in part["rows"]], separators=(",", ":"), sort_keys=True
+        ).encode()
+        digest = hashlib.sha256(old).hexdigest()
+        db.execute(
+            "INSERT OR IGNORE INTO blobs (hash, body) VALUES (?, ?)", (digest, old)
+        )
+        manifest["proposals"] = digest
+        db.execute(
+            "UPDATE checkpoints SET manifest = ? WHERE id = ?",
+            (json.dumps(manifest), checkpoint_id),
+        )
+
+
+async def test_a_checkpoint_taken_before_the_checks_column_restores_its_proposals(
+    workspace,
+):
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            buffer = Buffer(client, "inventory/stock.py")
+            count = await node_of(client, buffer, "def count")
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return len(x or [])"}
+            )
+            model.reply_text("Handled.")
+            await finished(client, await chat(client, count, "Handle None"))
+            [kept] = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            created = await command(
+                client, "remora.checkpoint.create", {"label": "old"}
+            )
+            checkpoint_id = created["checkpoint_id"]
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return 0"}
+            )
+            model.reply_text("Broke it.")
+            await finished(client, await chat(client, count, "Break yourself"))
+        checkpoint_in_the_old_shape(workspace / ".remora" / "remora.db", checkpoint_id)
+
+        async with session("neovim", workspace, settings(model)) as client:
+            restored = await command(
+                client, "remora.checkpoint.restore", {"checkpoint_id": checkpoint_id}
+            )
+            assert restored == {"restored": True, "files_differing": []}
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            assert [p["id"] for p in pending] == [kept["id"]]
+            diff = await command(
+                client, "remora.proposal.diff", {"proposal_id": kept["id"]}
+            )
+            assert diff["status"] == "pending"
+            assert diff["new_source"] == "def count(x):\n    return len(x or [])"
+            assert of_type(client, "checkpoint_restored", checkpoint_id=checkpoint_id)
