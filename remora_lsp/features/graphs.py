@@ -3,7 +3,8 @@
 - ``remora.graph.run {graph}`` → ``{graph_run_id}``: ``graph`` is a name under
   ``.remora/graphs`` or the object of §10; a graph that cannot run answers
   InvalidParams listing every problem, and nothing runs.
-- ``remora.graph.status {graph_run_id}`` → steps × nodes with outcomes;
+- ``remora.graph.status {graph_run_id}`` → steps × nodes with outcomes, of a
+  run of this session or a past one (from the event log);
   ``remora.graph.cancel {graph_run_id}`` → ``{cancelled}``.
 - ``remora.proposals.accept {proposal_ids}`` → ``[{proposal_id, applied,
   reason?}]``: one ``workspace/applyEdit`` covering every file.
@@ -228,10 +229,13 @@ def register(server: RemoraLanguageServer) -> None:
         graph_run_id = _graph_run_id(
             single_object(args, "remora.graph.status"), "remora.graph.status"
         )
-        project = _owner_of(ls, graph_run_id)
-        if project is None or project.graphs is None:
-            raise JsonRpcInvalidParams(f"no graph run {graph_run_id} in this session")
-        return project.graphs.status(graph_run_id) or {}
+        await ls.projects.all_loaded()
+        for project in ls.projects:
+            graphs = project.graphs
+            found = await graphs.status(graph_run_id) if graphs else None
+            if found is not None:
+                return found
+        raise JsonRpcInvalidParams(f"no graph run {graph_run_id}")
 
     @server.command("remora.graph.cancel")
     async def graph_cancel(ls, *args: Any) -> dict[str, bool]:

@@ -292,6 +292,22 @@ async def test_a_graph_killed_mid_run_is_reported_interrupted_at_the_next_start(
             assert done[0]["outcome"] == "interrupted"
             assert done[0]["finished_nodes"] == []
             assert done[0]["counts"] == {"completed": 1}
+            # Its status is still there, from the log: which steps ended, on
+            # which nodes, and that the rest was interrupted.
+            status = await command(
+                client, "remora.graph.status", {"graph_run_id": graph_run_id}
+            )
+            assert status["status"] == "interrupted"
+            assert status["counts"] == {"completed": 1, "interrupted": 5}
+            hints, docs = status["steps"]
+            assert hints["step"] == "hints" and docs["step"] == "docs"
+            assert sorted(hints["nodes"].values()) == [
+                "completed",
+                "interrupted",
+                "interrupted",
+            ]
+            assert set(docs["nodes"].values()) == {"interrupted"}
+            assert set(docs["nodes"]) == set(hints["nodes"])
             # Nothing runs again unasked.
             assert not of_type(client, "agent_started")
             assert len(model.requests) == requests

@@ -311,6 +311,9 @@ class GraphStarted(BaseEvent):
     name: str
     steps: tuple[str, ...] = ()
     node_count: int = 0
+    targets: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Step id → the nodes it runs on: what ``remora.graph.status`` shows of a
+    past run (empty in events from before it was recorded)."""
 
 
 class GraphStepFinished(BaseEvent):

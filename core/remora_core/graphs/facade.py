@@ -72,10 +72,11 @@ class Graphs:
         plan = plan_graph(spec, self.project.graph.active(), bundles)
         return await self.engine.start(plan)
 
-    def status(self, graph_run_id: str) -> dict[str, Any] | None:
-        """Steps × nodes with outcomes, None for an unknown run."""
-        run = self.engine.runs.get(graph_run_id)
-        return run.to_json() if run is not None else None
+    async def status(self, graph_run_id: str) -> dict[str, Any] | None:
+        """Steps × nodes with outcomes of a live or past run; None for a run the
+        store does not know.
+        """
+        return await self.engine.status(graph_run_id)
 
     def cancel(self, graph_run_id: str) -> bool:
         """Cancel a running graph run as a whole."""
