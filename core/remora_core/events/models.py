@@ -325,7 +325,8 @@ class GraphStepFinished(BaseEvent):
     node_id: str
     outcome: Literal["completed", "failed", "cancelled", "skipped"]
     detail: str = ""
-    """Why it failed or was skipped; the proposal it made, if any."""
+    """Why it failed or was skipped, or the agent's answer (its first 500
+    characters)."""
     proposal_id: str | None = None
     last: bool = False
     """This was the node's last step in the run (the node is finished)."""

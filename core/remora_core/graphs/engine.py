@@ -312,7 +312,14 @@ class GraphEngine:
         waiting = self._waiting.get(run_id)
         if waiting is not None and not waiting.done():
             fields = event.__dict__
-            detail = fields.get("error") or fields.get("reason") or ""
+            # Why it failed, or what the agent answered (a step that ends
+            # without a proposal says so in the agent's words).
+            detail = (
+                fields.get("error")
+                or fields.get("reason")
+                or fields.get("result")
+                or ""
+            )
             waiting.set_result((RUN_ENDS[event.type], str(detail)))
 
     async def status(self, graph_run_id: str) -> dict[str, Any] | None:
