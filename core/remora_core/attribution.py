@@ -90,32 +90,34 @@ async def newest_first(
     """Every accepted proposal of ``path``, newest first, a page at a time."""
     if database is None:
         return
-    after: tuple[float, int] | None = None
-    while True:
-        cursor = after
 
-        def work(db: sqlite3.Connection, cursor=cursor) -> list[tuple[Any, ...]]:
-            # Keyset paging on (decided_at, rowid): stable while proposals are
-            # being accepted, and each page is one index range.
-            sql = (
-                "SELECT id, node_id, file_path, old_source, new_source, "
-                "COALESCE(decided_at, 0), rowid FROM proposals "
-                "WHERE status = 'accepted' AND file_path = ?"
-            )
-            arguments: list[Any] = [path]
-            if cursor is not None:
-                sql += " AND (COALESCE(decided_at, 0), rowid) < (?, ?)"
-                arguments += cursor
-            sql += " ORDER BY COALESCE(decided_at, 0) DESC, rowid DESC LIMIT ?"
-            return db.execute(sql, (*arguments, PAGE)).fetchall()
+    def order(db: sqlite3.Connection) -> list[int]:
+        # Only the keys are sorted (a few bytes a proposal); the sources are
+        # read a page at a time, by rowid.
+        rows = db.execute(
+            "SELECT rowid FROM proposals WHERE status = 'accepted' AND file_path = ? "
+            "ORDER BY COALESCE(decided_at, 0) DESC, rowid DESC",
+            (path,),
+        )
+        return [row[0] for row in rows]
 
-        rows = await database.read(work, "reading accepted proposals")
-        if not rows:
-            return
-        yield [Accepted(*row[:6]) for row in rows]
-        if len(rows) < PAGE:
-            return
-        after = (rows[-1][5], rows[-1][6])
+    rowids = await database.read(order, "reading accepted proposals") or []
+    for at in range(0, len(rowids), PAGE):
+        page = rowids[at : at + PAGE]
+
+        def work(db: sqlite3.Connection, page=page) -> list[Accepted]:
+            marks = ", ".join("?" * len(page))
+            found = {
+                row[0]: Accepted(*row[1:])
+                for row in db.execute(
+                    "SELECT rowid, id, node_id, file_path, old_source, new_source, "
+                    f"COALESCE(decided_at, 0) FROM proposals WHERE rowid IN ({marks})",
+                    page,
+                )
+            }
+            return [found[rowid] for rowid in page if rowid in found]
+
+        yield await database.read(work, "reading accepted proposals") or []
 
 
 def written(proposal: Accepted) -> list[tuple[int, str]]:
