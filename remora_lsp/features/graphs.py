@@ -168,7 +168,8 @@ class GraphProgress:
     def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
         self.ls = ls
         self.project = project
-        self.by_run: dict[str, tuple[LspProgress, int]] = {}
+        self.by_run: dict[str, tuple[LspProgress, str, int, int]] = {}
+        """Graph run id → (its progress, its name, steps done, steps in all)."""
 
     def on_event(self, stored: StoredEvent) -> None:
         """Begin, report or end the progress of a graph run."""
@@ -181,19 +182,17 @@ class GraphProgress:
             progress = LspProgress(self.ls)
             self.ls.progress_runs[progress.token] = graph_run_id
             progress.begin(f"Remora: {fields['name']}", "starting", cancellable=True)
-            self.by_run[graph_run_id] = (progress, 0)
+            # The event says what the run will do: its N needs nothing else.
+            total = sum(len(nodes) for nodes in fields["targets"].values())
+            self.by_run[graph_run_id] = (progress, fields["name"], 0, total)
             return
         entry = self.by_run.get(graph_run_id)
         if entry is None:
             return
-        progress, done = entry
+        progress, name, done, total = entry
         if kind == "graph_step_finished":
-            self.by_run[graph_run_id] = (progress, done + 1)
-            graphs = self.project.graphs
-            run = graphs.engine.runs.get(graph_run_id) if graphs else None
-            if run is not None:
-                name, total = run.plan.spec.name, run.plan.total
-                progress.report(f"{name} {done + 1}/{total}", force=True)
+            self.by_run[graph_run_id] = (progress, name, done + 1, total)
+            progress.report(f"{name} {done + 1}/{total}", force=True)
         elif kind == "graph_completed":
             self.by_run.pop(graph_run_id, None)
             self.ls.progress_runs.pop(progress.token, None)

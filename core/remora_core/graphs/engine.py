@@ -17,6 +17,10 @@ events; the engine waits for that run's last event. What the engine adds:
   all with the graph run's correlation id (``co_<graph_run_id>``), so the log
   tells a run's story; a checkpoint is taken first.
 
+A run is kept in memory while it runs; once its last event is written, what
+``remora.graph.status`` says of it is read from the log (:mod:`.story`), the
+same before and after a restart.
+
 After a crash, :meth:`GraphEngine.recover` announces each graph run that never
 completed as ``interrupted``, with the nodes that had finished; nothing is run
 again unless a person asks.
@@ -195,6 +199,9 @@ class GraphEngine:
                 task.cancel()
             await asyncio.gather(*nodes, return_exceptions=True)
             await asyncio.shield(self._finish(run))
+            # Its story is in the log now (remora.graph.status reads it from
+            # there): a long session does not keep every run's outcomes.
+            self.runs.pop(run.id, None)
 
     async def _finish(self, run: GraphRun) -> None:
         for node, steps in run.plan.nodes.items():
