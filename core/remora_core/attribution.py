@@ -9,9 +9,24 @@ new source is matched line by line against the text (``difflib``), so a line
 edited since no longer counts, and a later proposal's lines win over an
 earlier one's.
 
+Every accepted proposal of the file counts, however many there are (no cap
+that could silently drop a line a person expects to see attributed). They are
+read newest first, a page at a time, and a line belongs to the first proposal
+that claims it — the same as "later ones win" — so the cost stays small:
+
+- a proposal none of whose written lines is among the text's still unclaimed
+  lines (compared as strings, a set lookup each) is passed over without
+  matching it against the text — a line it could claim has that content;
+- reading stops once every non-blank line of the text is claimed.
+
+Only a proposal that could still claim a line pays for a match against the
+whole text.
+
 :func:`trailers` gives ``Remora-Agent: rm_… (pr_…)`` commit trailers for the
 accepted proposals whose lines are in the working text but not in ``HEAD``
-(not yet committed), for a person or a ``prepare-commit-msg`` hook.
+(not yet committed), for a person or a ``prepare-commit-msg`` hook. Only files
+git reports as changed or untracked can hold uncommitted lines; without git
+(or before the first commit) every file with accepted proposals is looked at.
 """
 
 from __future__ import annotations
@@ -25,14 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from remora_core.store.database import Database
 
 log = logging.getLogger(__name__)
 
-MAX_ACCEPTED = 500
-"""Accepted proposals of one file considered (the newest)."""
+PAGE = 200
+"""Accepted proposals read from the store at a time (newest first)."""
 
 
 @dataclass(frozen=True)
@@ -68,22 +84,40 @@ class Attributed:
         }
 
 
-async def accepted_in(database: Database | None, path: str | None) -> list[Accepted]:
-    """Accepted proposals (of ``path``, or all), oldest first."""
+async def newest_first(
+    database: Database | None, path: str
+) -> AsyncIterator[list[Accepted]]:
+    """Every accepted proposal of ``path``, newest first, a page at a time."""
     if database is None:
-        return []
-    where = "status = 'accepted'" + (" AND file_path = ?" if path else "")
+        return
 
-    def work(db: sqlite3.Connection) -> list[Accepted]:
+    def order(db: sqlite3.Connection) -> list[int]:
+        # Only the keys are sorted (a few bytes a proposal); the sources are
+        # read a page at a time, by rowid.
         rows = db.execute(
-            "SELECT id, node_id, file_path, old_source, new_source, decided_at "
-            f"FROM proposals WHERE {where} ORDER BY decided_at DESC LIMIT ?",
-            (*([path] if path else []), MAX_ACCEPTED),
-        ).fetchall()
-        return [Accepted(*row) for row in reversed(rows)]
+            "SELECT rowid FROM proposals WHERE status = 'accepted' AND file_path = ? "
+            "ORDER BY COALESCE(decided_at, 0) DESC, rowid DESC",
+            (path,),
+        )
+        return [row[0] for row in rows]
 
-    found = await database.read(work, "reading accepted proposals")
-    return found or []
+    rowids = await database.read(order, "reading accepted proposals") or []
+    for at in range(0, len(rowids), PAGE):
+        page = rowids[at : at + PAGE]
+
+        def work(db: sqlite3.Connection, page=page) -> list[Accepted]:
+            marks = ", ".join("?" * len(page))
+            found = {
+                row[0]: Accepted(*row[1:])
+                for row in db.execute(
+                    "SELECT rowid, id, node_id, file_path, old_source, new_source, "
+                    f"COALESCE(decided_at, 0) FROM proposals WHERE rowid IN ({marks})",
+                    page,
+                )
+            }
+            return [found[rowid] for rowid in page if rowid in found]
+
+        yield await database.read(work, "reading accepted proposals") or []
 
 
 def written(proposal: Accepted) -> list[tuple[int, str]]:
@@ -96,26 +130,87 @@ def written(proposal: Accepted) -> list[tuple[int, str]]:
     return [(i, line) for i, line in enumerate(new) if i not in kept and line.strip()]
 
 
-def line_owners(text: str, accepted: list[Accepted]) -> dict[int, Accepted]:
-    """Line number of ``text`` → the accepted proposal that wrote it."""
-    lines = text.splitlines()
-    owners: dict[int, Accepted] = {}
-    for proposal in accepted:  # oldest first: later ones win
+class LineOwners:
+    """Which accepted proposal wrote each line of one text.
+
+    Offer proposals newest first (:meth:`offer`); a line goes to the first
+    proposal that claims it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self.owners: dict[int, Accepted] = {}
+        """Line number of the text → the proposal that wrote it."""
+        self._open: dict[str, set[int]] = {}
+        """A line's content → the numbers of its lines no proposal claimed yet."""
+        for number, line in enumerate(self.lines):
+            if line.strip():  # a proposal never claims a blank line
+                self._open.setdefault(line, set()).add(number)
+
+    @property
+    def complete(self) -> bool:
+        """Every line a proposal could claim is claimed: older ones cannot."""
+        return not self._open
+
+    def offer(self, proposal: Accepted) -> None:
+        """Give the lines of the text ``proposal`` wrote and no newer one did."""
         mine = dict(written(proposal))
-        if not mine:
-            continue
+        if not any(line in self._open for line in mine.values()):
+            return  # nothing it wrote is an unclaimed line: no match needed
         new = proposal.new_source.splitlines()
-        matcher = SequenceMatcher(None, lines, new, autojunk=False)
+        matcher = SequenceMatcher(None, self.lines, new, autojunk=False)
         for block in matcher.get_matching_blocks():
             for offset in range(block.size):
-                if block.b + offset in mine:
-                    owners[block.a + offset] = proposal
-    return owners
+                number = block.a + offset
+                if block.b + offset in mine and number not in self.owners:
+                    self.owners[number] = proposal
+                    self._claimed(number)
+
+    def offer_all(self, proposals: list[Accepted]) -> None:
+        """Offer ``proposals`` (newest first) until the text is complete."""
+        for proposal in proposals:
+            if self.complete:
+                return
+            self.offer(proposal)
+
+    def _claimed(self, number: int) -> None:
+        line = self.lines[number]
+        left = self._open.get(line)
+        if left is not None:
+            left.discard(number)
+            if not left:
+                del self._open[line]
 
 
-def attribute(text: str, accepted: list[Accepted]) -> list[Attributed]:
-    """Ranges of ``text`` still written by accepted proposals, in text order."""
-    owners = line_owners(text, accepted)
+def line_owners(text: str, accepted: list[Accepted]) -> dict[int, Accepted]:
+    """Line number of ``text`` → the accepted proposal that wrote it
+    (``accepted`` oldest first: later ones win).
+    """
+    owners = LineOwners(text)
+    owners.offer_all(list(reversed(accepted)))
+    return owners.owners
+
+
+async def owners_in(
+    database: Database | None, path: str, texts: list[str]
+) -> list[dict[int, Accepted]]:
+    """:func:`line_owners` of each of ``texts`` (versions of ``path``), from
+    every accepted proposal of ``path`` in the store.
+    """
+    found = [LineOwners(text) for text in texts]
+    async for page in newest_first(database, path):
+        waiting = [owners for owners in found if not owners.complete]
+        if not waiting:
+            break
+        # Matching is CPU work: off the event loop.
+        await asyncio.to_thread(
+            lambda page=page, waiting=waiting: [o.offer_all(page) for o in waiting]
+        )
+    return [owners.owners for owners in found]
+
+
+def attribute_owners(owners: dict[int, Accepted]) -> list[Attributed]:
+    """Runs of lines with the same owner, in text order."""
     ranges: list[Attributed] = []
     for line in sorted(owners):
         proposal = owners[line]
@@ -141,13 +236,20 @@ def attribute(text: str, accepted: list[Accepted]) -> list[Attributed]:
     return ranges
 
 
+def attribute(text: str, accepted: list[Accepted]) -> list[Attributed]:
+    """Ranges of ``text`` still written by ``accepted`` (oldest first), in text
+    order.
+    """
+    return attribute_owners(line_owners(text, accepted))
+
+
 async def attribution_json(
     database: Database | None, path: str, text: bytes
 ) -> list[dict[str, Any]]:
     """``remora.attribution``'s answer for ``path`` holding ``text``: line
     ranges (end exclusive, at column 0) with the proposal that wrote them.
     """
-    accepted = await accepted_in(database, path)
+    [owners] = await owners_in(database, path, [text.decode("utf-8", errors="replace")])
     return [
         {
             "range": {
@@ -158,43 +260,87 @@ async def attribution_json(
             "proposal_id": found.proposal_id,
             "accepted_at": found.accepted_at,
         }
-        for found in attribute(text.decode("utf-8", errors="replace"), accepted)
+        for found in attribute_owners(owners)
     ]
 
 
-def _git_text(root: Path, revision: str, path: str) -> str | None:
+def head_texts(root: Path, paths: list[str]) -> dict[str, str]:
+    """The text each of ``paths`` (project paths) has in ``HEAD``; a path
+    missing there, or every path without git or before the first commit, is
+    left out. One ``git cat-file --batch`` for all of them.
+    """
+    asked = [p for p in paths if "\n" not in p]
+    if not asked:
+        return {}
+    # ``HEAD:./path`` is relative to the project folder, which need not be the
+    # repository's top.
+    given = "".join(f"HEAD:./{p}\n" for p in asked).encode()
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), "show", f"{revision}:{path}"],
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            input=given,
             capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=30,
+            timeout=60,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
+        return {}
     if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", errors="replace")
+        return {}
+    found: dict[str, str] = {}
+    out, at = done.stdout, 0
+    for path in asked:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3 or not header[2].isdigit():
+            continue  # "<name> missing" (or ambiguous): not in HEAD
+        size = int(header[2])
+        if header[1] == b"blob":
+            found[path] = out[at : at + size].decode("utf-8", errors="replace")
+        at += size + 1  # the contents, then a newline
+    return found
 
 
-async def trailers(root: Path, database: Database | None, read_text: Any) -> list[str]:
+async def attributed_paths(database: Database | None) -> list[str]:
+    """Every file with accepted proposals."""
+    if database is None:
+        return []
+
+    def work(db: sqlite3.Connection) -> list[str]:
+        rows = db.execute(
+            "SELECT DISTINCT file_path FROM proposals WHERE status = 'accepted' "
+            "ORDER BY file_path"
+        )
+        return [row[0] for row in rows]
+
+    return await database.read(work, "reading accepted proposals") or []
+
+
+async def trailers(
+    root: Path,
+    database: Database | None,
+    read_text: Callable[[str], bytes | None],
+) -> list[str]:
     """``Remora-Agent: rm_… (pr_…)`` for accepted proposals whose lines the
     working text holds and ``HEAD`` does not (not yet committed).
     """
-    accepted = await accepted_in(database, None)
-    by_path: dict[str, list[Accepted]] = {}
-    for proposal in accepted:
-        by_path.setdefault(proposal.file_path, []).append(proposal)
+    paths = await attributed_paths(database)
+    heads = await asyncio.to_thread(head_texts, root, paths)
     found: dict[str, str] = {}
-    for path, proposals in by_path.items():
+    for path in paths:
         current = read_text(path)
         if current is None:
             continue
         text = current.decode("utf-8", errors="replace")
-        head = await asyncio.to_thread(_git_text, root, "HEAD", path)
-        committed = {p.proposal_id for p in line_owners(head or "", proposals).values()}
-        for proposal in line_owners(text, proposals).values():
-            if proposal.proposal_id not in committed:
+        head = heads.get(path, "")
+        if text == head:
+            continue  # everything in it is committed
+        working, committed = await owners_in(database, path, [text, head])
+        done = {proposal.proposal_id for proposal in committed.values()}
+        for proposal in working.values():
+            if proposal.proposal_id not in done:
                 found[proposal.proposal_id] = proposal.agent_id
     return [f"Remora-Agent: {agent} ({pid})" for pid, agent in sorted(found.items())]

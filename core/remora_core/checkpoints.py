@@ -12,6 +12,13 @@ in-memory caches over them — and never writes a project file: it reports the
 files whose content differs from the checkpoint. Pending proposals made since
 are withdrawn (``superseded``); the checkpoint's pending ones that were not
 decided since are pending again (and checked for staleness as usual).
+
+A part is stored with its column names (``{"columns", "rows"}``) and restored
+by name, so a checkpoint survives the store's later migrations: a column added
+since gets its default, one no longer there is left out. Checkpoints taken
+before parts carried names (a bare list of rows, ``SELECT *`` of the time) are
+read with the table's first columns: SQLite's ``ALTER TABLE … ADD COLUMN``
+only ever appends, so a row of N values was the first N columns.
 """
 
 from __future__ import annotations
@@ -115,8 +122,10 @@ class Checkpoints:
         def work(db: sqlite3.Connection) -> None:
             manifest = {}
             for part, (query, _) in PARTS.items():
-                rows = [[_encode(v) for v in row] for row in db.execute(query)]
-                manifest[part] = _put(db, rows)
+                found = db.execute(query)
+                columns = [c[0] for c in found.description]
+                rows = [[_encode(v) for v in row] for row in found]
+                manifest[part] = _put(db, {"columns": columns, "rows": rows})
             manifest["files"] = _put(db, [list(r) for r in db.execute(FILES_SQL)])
             db.execute(
                 "INSERT INTO checkpoints (id, label, created_at, git_head, manifest) "
@@ -158,8 +167,7 @@ class Checkpoints:
                 return None
             manifest = json.loads(row[0])
             for part, (_, replaced) in PARTS.items():
-                rows = _get(db, manifest[part]) or []
-                _replace(db, part, replaced, rows)
+                _replace(db, part, replaced, _get(db, manifest[part]))
             return _get(db, manifest["files"]) or []
 
         files = await database.transaction(work, "restoring a checkpoint")
@@ -194,7 +202,26 @@ class Checkpoints:
             swarm.index.add(subscription)
 
 
-def _replace(db: sqlite3.Connection, part: str, replaced: str, rows: list[Any]) -> None:
+def _named(db: sqlite3.Connection, table: str, stored: Any) -> tuple[list[str], list]:
+    """A stored part as (column names, rows), whichever shape it was kept in."""
+    if isinstance(stored, dict):
+        return list(stored["columns"]), list(stored["rows"])
+    rows = list(stored or [])
+    if not rows:
+        return [], []
+    # A bare list (before parts carried names): the table's first columns.
+    columns = [c[1] for c in db.execute(f"PRAGMA table_info({table})")]
+    width = len(rows[0])
+    if width > len(columns):
+        raise ValueError(
+            f"a checkpoint's {table} rows have {width} values, the table has "
+            f"only {len(columns)} columns"
+        )
+    return columns[:width], rows
+
+
+def _replace(db: sqlite3.Connection, part: str, replaced: str, stored: Any) -> None:
+    columns, rows = _named(db, part, stored)
     if part == "proposals":
         # Withdraw what was proposed since; bring back what is not decided.
         db.execute(
@@ -208,12 +235,18 @@ def _replace(db: sqlite3.Connection, part: str, replaced: str, rows: list[Any]) 
                 "SELECT id FROM proposals WHERE status IN ('accepted', 'rejected')"
             )
         }
-        rows = [r for r in rows if r[0] not in decided]
+        at = columns.index("id") if rows else 0
+        rows = [r for r in rows if r[at] not in decided]
     else:
         db.execute(f"DELETE FROM {part}" + (f" WHERE {replaced}" if replaced else ""))
-    if rows:
-        marks = ", ".join("?" * len(rows[0]))
-        db.executemany(
-            f"INSERT OR REPLACE INTO {part} VALUES ({marks})",
-            [[_decode(v) for v in row] for row in rows],
-        )
+    if not rows:
+        return
+    # By name: columns added since take their defaults, removed ones are dropped.
+    now = {c[1] for c in db.execute(f"PRAGMA table_info({part})")}
+    kept = [i for i, name in enumerate(columns) if name in now]
+    names = ", ".join(f'"{columns[i]}"' for i in kept)
+    marks = ", ".join("?" * len(kept))
+    db.executemany(
+        f"INSERT OR REPLACE INTO {part} ({names}) VALUES ({marks})",
+        [[_decode(row[i]) for i in kept] for row in rows],
+    )

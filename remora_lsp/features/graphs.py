@@ -3,7 +3,8 @@
 - ``remora.graph.run {graph}`` → ``{graph_run_id}``: ``graph`` is a name under
   ``.remora/graphs`` or the object of §10; a graph that cannot run answers
   InvalidParams listing every problem, and nothing runs.
-- ``remora.graph.status {graph_run_id}`` → steps × nodes with outcomes;
+- ``remora.graph.status {graph_run_id}`` → steps × nodes with outcomes, of a
+  run of this session or a past one (from the event log);
   ``remora.graph.cancel {graph_run_id}`` → ``{cancelled}``.
 - ``remora.proposals.accept {proposal_ids}`` → ``[{proposal_id, applied,
   reason?}]``: one ``workspace/applyEdit`` covering every file.
@@ -167,7 +168,8 @@ class GraphProgress:
     def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
         self.ls = ls
         self.project = project
-        self.by_run: dict[str, tuple[LspProgress, int]] = {}
+        self.by_run: dict[str, tuple[LspProgress, str, int, int]] = {}
+        """Graph run id → (its progress, its name, steps done, steps in all)."""
 
     def on_event(self, stored: StoredEvent) -> None:
         """Begin, report or end the progress of a graph run."""
@@ -180,19 +182,17 @@ class GraphProgress:
             progress = LspProgress(self.ls)
             self.ls.progress_runs[progress.token] = graph_run_id
             progress.begin(f"Remora: {fields['name']}", "starting", cancellable=True)
-            self.by_run[graph_run_id] = (progress, 0)
+            # The event says what the run will do: its N needs nothing else.
+            total = sum(len(nodes) for nodes in fields["targets"].values())
+            self.by_run[graph_run_id] = (progress, fields["name"], 0, total)
             return
         entry = self.by_run.get(graph_run_id)
         if entry is None:
             return
-        progress, done = entry
+        progress, name, done, total = entry
         if kind == "graph_step_finished":
-            self.by_run[graph_run_id] = (progress, done + 1)
-            app = self.ls.app(self.project)
-            size = app.graphs.size(graph_run_id) if app.started else None
-            if size is not None:
-                name, total = size
-                progress.report(f"{name} {done + 1}/{total}", force=True)
+            self.by_run[graph_run_id] = (progress, name, done + 1, total)
+            progress.report(f"{name} {done + 1}/{total}", force=True)
         elif kind == "graph_completed":
             self.by_run.pop(graph_run_id, None)
             self.ls.progress_runs.pop(progress.token, None)
@@ -228,10 +228,13 @@ def register(server: RemoraLanguageServer) -> None:
         graph_run_id = _graph_run_id(
             single_object(args, "remora.graph.status"), "remora.graph.status"
         )
-        project = _owner_of(ls, graph_run_id)
-        if project is None:
-            raise JsonRpcInvalidParams(f"no graph run {graph_run_id} in this session")
-        return ls.app(project).graphs.status(graph_run_id) or {}
+        await ls.projects.all_loaded()
+        for project in ls.projects:
+            app = ls.app(project)
+            found = await app.graphs.status(graph_run_id) if app.started else None
+            if found is not None:
+                return found
+        raise JsonRpcInvalidParams(f"no graph run {graph_run_id}")
 
     @server.command("remora.graph.cancel")
     async def graph_cancel(ls, *args: Any) -> dict[str, bool]:

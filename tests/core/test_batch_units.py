@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
-from remora_core.attribution import Accepted, attribute
+from remora_core.attribution import (
+    Accepted,
+    attribute,
+    attribution_json,
+    line_owners,
+    trailers,
+)
 from remora_core.graphs.spec import GraphInvalid, parse_graph, path_glob, step_order
+from remora_core.store.database import Database
 
 YAML = """
 name: document-pricing
@@ -88,3 +97,131 @@ def test_attribution_keeps_the_lines_still_there_and_the_latest_writer():
     assert [a.proposal_id for a in attribute(edited, [first, second])] == [
         "pr_000000000002"
     ]
+
+
+# ---- attribution from the store: every accepted proposal counts -----------------
+
+
+def _insert_accepted(db, rows) -> None:
+    db.executemany(
+        "INSERT INTO proposals (id, node_id, kind, file_path, base_hash, start_byte, "
+        "end_byte, old_source, new_source, diff, status, created_at, decided_at) "
+        "VALUES (?, ?, 'rewrite', ?, '', 0, 0, ?, ?, '', 'accepted', ?, ?)",
+        rows,
+    )
+
+
+async def test_an_old_accepted_line_is_attributed_behind_a_thousand_newer_ones(
+    tmp_path,
+):
+    """A line written long ago still shows, however many proposals of the same
+    file were accepted after it (no "newest 500" that drops it silently).
+    """
+    database = await Database.open(tmp_path)
+    try:
+        rows = [
+            (
+                "pr_old000000001",
+                "rm_oldoldol",
+                "f.py",
+                "def f():\n    pass",
+                'def f():\n    """Written first."""',
+                1.0,
+                1.0,
+            )
+        ]
+        # 1,200 later proposals of the same file rewrite g again and again.
+        for i in range(1, 1201):
+            rows.append(
+                (
+                    f"pr_{i:012x}",
+                    "rm_gggggggg",
+                    "f.py",
+                    f"def g():\n    return {i - 1}",
+                    f"def g():\n    return {i}",
+                    1.0 + i,
+                    1.0 + i,
+                )
+            )
+        await database.transaction(lambda db: _insert_accepted(db, rows), "test")
+        text = 'def f():\n    """Written first."""\n\n\ndef g():\n    return 1200\n'
+        found = await attribution_json(database, "f.py", text.encode())
+        assert [(b["range"]["start"]["line"], b["proposal_id"]) for b in found] == [
+            (1, "pr_old000000001"),
+            (5, f"pr_{1200:012x}"),
+        ]
+        # A hand edit of g's line: it is nobody's; an older g proposal whose
+        # line equals it again takes it back.
+        found = await attribution_json(
+            database, "f.py", text.replace("1200", "7").encode()
+        )
+        assert [b["proposal_id"] for b in found] == ["pr_old000000001", f"pr_{7:012x}"]
+    finally:
+        await database.close()
+
+
+def test_newest_first_claims_give_what_later_ones_win_gives():
+    old = accepted("pr_000000000001", "def f():\n    pass", "def f():\n    x = 1", 1)
+    new = accepted("pr_000000000002", "def f():\n    x = 1", "def f():\n    x = 1", 2)
+    same = accepted(
+        "pr_000000000003",
+        "def f():\n    x = 1\n    y = 0",
+        "def f():\n    x = 1\n    y = 2",
+        3,
+    )
+    text = "def f():\n    x = 1\n    y = 2\n"
+    # new wrote nothing (same source); same's x line is kept from its old
+    # source, so x = 1 is still old's; y = 2 is same's.
+    owners = line_owners(text, [old, new, same])
+    assert {n: p.proposal_id for n, p in owners.items()} == {
+        1: "pr_000000000001",
+        2: "pr_000000000003",
+    }
+
+
+async def test_trailers_in_a_project_below_the_repository_top(tmp_path):
+    """The project is a folder of a bigger repository: what HEAD holds is read
+    at the project's paths, so committed lines give no trailer.
+    """
+    project = tmp_path / "repo" / "service"
+    project.mkdir(parents=True)
+    source = project / "f.py"
+    source.write_text('def f():\n    """Written by an agent."""\n')
+    git = ["git", "-C", str(tmp_path / "repo")]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run(
+        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"],
+        check=True,
+    )
+    database = await Database.open(project)
+    try:
+        row = (
+            "pr_000000000001",
+            "rm_ffffffff",
+            "f.py",
+            "def f():\n    pass",
+            'def f():\n    """Written by an agent."""',
+            1.0,
+            1.0,
+        )
+        await database.transaction(lambda db: _insert_accepted(db, [row]), "test")
+
+        def read(path: str) -> bytes | None:
+            return (project / path).read_bytes()
+
+        assert await trailers(project, database, read) == []  # committed
+        source.write_text('"""A module."""\n\n\n' + source.read_text())
+        assert await trailers(project, database, read) == []  # still committed
+        source.write_text('def f():\n    """Written by an agent."""\n    return 1\n')
+        subprocess.run([*git, "rm", "-q", "--cached", "service/f.py"], check=True)
+        subprocess.run(
+            [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "r"],
+            check=True,
+        )
+        # Untracked now: its agent lines are not in any commit.
+        assert await trailers(project, database, read) == [
+            "Remora-Agent: rm_ffffffff (pr_000000000001)"
+        ]
+    finally:
+        await database.close()

@@ -1,17 +1,23 @@
-"""``remora graph``, ``checkpoint``, ``blame`` and ``trailers`` without a server
-(the CLI opens the project itself), as a person runs them in a terminal.
+"""``remora graph``, ``checkpoint``, ``blame`` and ``trailers`` as a person runs
+them in a terminal: without a server (the CLI opens the project itself), and
+with a ``remora-lsp`` owning the project (the CLI goes through its control
+socket; what it does shows in the editor, an accept edits the editor's buffer).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import subprocess
 
 import pytest
 import yaml
 
 from tests.fakes.model_server import ModelServer
-from tests.lsp.test_agent_runs import settings
+from tests.lsp.conftest import EDITORS, session
+from tests.lsp.helpers import Buffer, eventually
+from tests.lsp.test_agent_runs import LONG_S, EditorEdits, node_of, of_type, settings
 from tests.lsp.test_command_line import remora
 from tests.lsp.test_graphs import DOC, respond
 
@@ -79,3 +85,138 @@ async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
             f"restored {checkpoint_id}",
             "differs from the checkpoint: inventory/stock.py",
         ]
+
+
+# ---- a server owns the project: the verbs go through its control socket ----------
+
+
+def commit_all(workspace) -> None:
+    git = ["git", "-C", str(workspace)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run(
+        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        check=True,
+    )
+
+
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_the_batch_verbs_through_a_running_server(editor, workspace, tmp_path):
+    commit_all(workspace)
+    graphs = workspace / ".remora" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "docs.yaml").write_text(yaml.safe_dump(GRAPH))
+    slow = {**GRAPH, "name": "slow"}
+    slow["steps"] = [{**GRAPH["steps"][0], "instruction": "ADD_DOCS SLOW"}]
+    slow_file = tmp_path / "slow.yaml"  # a graph file outside the project
+    slow_file.write_text(yaml.safe_dump(slow))
+    with ModelServer(responder=respond) as model:
+        async with session(editor, workspace, settings(model)) as client:
+            sock = workspace / ".remora" / "control.sock"
+            await eventually(lambda: sock.exists() or sock.is_symlink())
+            buffer = Buffer(client, "inventory/stock.py")
+            edits = EditorEdits(client, buffer)
+            count = await node_of(client, buffer, "def count")
+
+            # graph run: the server runs it; the editor sees it happen.
+            code, out, err = await remora(workspace, "graph", "run", "docs")
+            assert code == 0, err
+            assert "via server" in err
+            graph_run_id = out.strip()
+            assert re.fullmatch(r"gr_[0-9a-f]{12}", graph_run_id)
+            [done] = await eventually(
+                lambda: of_type(client, "graph_completed", graph_run_id=graph_run_id),
+                timeout=LONG_S,
+            )
+            assert done["outcome"] == "completed"
+            assert done["counts"] == {"completed": 1}
+            code, out, err = await remora(
+                workspace, "graph", "status", graph_run_id, "--json"
+            )
+            assert code == 0, err
+            status = json.loads(out)
+            assert status["status"] == "completed"
+            assert status["steps"] == [{"step": "docs", "nodes": {count: "completed"}}]
+            proposal_id = status["proposals"][count]
+            code, out, err = await remora(workspace, "graph", "status", graph_run_id)
+            assert code == 0, err
+            assert out.splitlines()[0] == f"{graph_run_id} docs: completed"
+            assert out.splitlines()[2].split() == [
+                "docs",
+                count,
+                "completed",
+                proposal_id,
+            ]
+
+            # checkpoints: one taken before the graph, one by hand.
+            code, out, err = await remora(workspace, "checkpoint", "create", "mine")
+            assert code == 0, err
+            checkpoint_id = out.strip()
+            await eventually(
+                lambda: of_type(
+                    client, "checkpoint_created", checkpoint_id=checkpoint_id
+                )
+            )
+            code, out, err = await remora(workspace, "checkpoint", "list")
+            assert code == 0, err
+            rows = out.splitlines()[1:]
+            assert rows[0].startswith(checkpoint_id) and rows[0].endswith("mine")
+            assert f"before graph docs ({graph_run_id})" in rows[1]
+
+            # accept through the editor, then blame and trailers see the buffer.
+            code, out, err = await remora(workspace, "accept", proposal_id)
+            assert code == 0, err
+            assert len(edits.requests) == 1
+            assert DOC in buffer.text
+            code, out, err = await remora(workspace, "blame", "inventory/stock.py")
+            assert code == 0, err
+            [row] = out.splitlines()[1:]
+            assert row.split()[:3] == ["2-2", count, proposal_id]
+            code, out, err = await remora(workspace, "trailers")
+            assert code == 0, err
+            assert out == f"Remora-Agent: {count} ({proposal_id})\n"
+
+            code, out, err = await remora(
+                workspace, "checkpoint", "restore", checkpoint_id
+            )
+            assert code == 0, err
+            assert out.splitlines()[0] == f"restored {checkpoint_id}"
+            await eventually(
+                lambda: of_type(
+                    client, "checkpoint_restored", checkpoint_id=checkpoint_id
+                )
+            )
+
+            # graph run --wait from a file, cancelled from another terminal.
+            waiting = asyncio.ensure_future(
+                remora(workspace, "graph", "run", str(slow_file), "--wait")
+            )
+            [started] = await eventually(
+                lambda: of_type(client, "graph_started", name="slow"), timeout=LONG_S
+            )
+            slow_id = started["graph_run_id"]
+            await eventually(lambda: of_type(client, "agent_started", agent_id=count))
+            code, out, err = await remora(workspace, "graph", "cancel", slow_id)
+            assert (code, out) == (0, "cancelled\n"), err
+            code, out, err = await waiting
+            assert code == 1, err  # a waited-for graph that did not complete
+            assert out.splitlines()[0] == f"{slow_id} slow: cancelled"
+            assert out.splitlines()[2].split() == ["docs", count, "cancelled"]
+            code, out, err = await remora(workspace, "graph", "cancel", slow_id)
+            assert (code, out) == (0, "not running\n"), err
+
+            # What a person typed wrong is said plainly.
+            code, out, err = await remora(
+                workspace, "graph", "status", "gr_000000000000"
+            )
+            assert code == 1 and "no graph run gr_000000000000" in err
+            code, out, err = await remora(workspace, "graph", "run", "nothing")
+            assert code == 2 and "no graph named 'nothing'" in err
+            code, out, err = await remora(workspace, "checkpoint", "restore")
+            assert code == 2 and "needs a checkpoint id" in err
+
+    # After the server is gone, the past run's status is still there.
+    code, out, err = await remora(workspace, "graph", "status", graph_run_id, "--json")
+    assert code == 0, err
+    assert "via local" in err
+    assert json.loads(out) == status

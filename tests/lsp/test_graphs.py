@@ -9,9 +9,14 @@ events, its progress, the proposals to review, the text that lands.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 import signal
+import sqlite3
 import subprocess
+from pathlib import Path
 
 import pytest
 from pytest_lsp import ClientServerConfig
@@ -287,6 +292,22 @@ async def test_a_graph_killed_mid_run_is_reported_interrupted_at_the_next_start(
             assert done[0]["outcome"] == "interrupted"
             assert done[0]["finished_nodes"] == []
             assert done[0]["counts"] == {"completed": 1}
+            # Its status is still there, from the log: which steps ended, on
+            # which nodes, and that the rest was interrupted.
+            status = await command(
+                client, "remora.graph.status", {"graph_run_id": graph_run_id}
+            )
+            assert status["status"] == "interrupted"
+            assert status["counts"] == {"completed": 1, "interrupted": 5}
+            hints, docs = status["steps"]
+            assert hints["step"] == "hints" and docs["step"] == "docs"
+            assert sorted(hints["nodes"].values()) == [
+                "completed",
+                "interrupted",
+                "interrupted",
+            ]
+            assert set(docs["nodes"].values()) == {"interrupted"}
+            assert set(docs["nodes"]) == set(hints["nodes"])
             # Nothing runs again unasked.
             assert not of_type(client, "agent_started")
             assert len(model.requests) == requests
@@ -396,3 +417,74 @@ async def test_checkpoint_restore_brings_agent_state_back_and_writes_no_file(
             seen = model.text_of(-1)
             assert "Remember blue" in seen
             assert "blue" in seen.split("What colour?")[-1]
+
+
+def checkpoint_in_the_old_shape(database: Path, checkpoint_id: str) -> None:
+    """Store the checkpoint's pending proposals as a checkpoint taken before
+    migration 8 did: ``SELECT *`` rows as bare lists, without ``checks``.
+    """
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        (manifest,) = db.execute(
+            "SELECT manifest FROM checkpoints WHERE id = ?", (checkpoint_id,)
+        ).fetchone()
+        manifest = json.loads(manifest)
+        (body,) = db.execute(
+            "SELECT body FROM blobs WHERE hash = ?", (manifest["proposals"],)
+        ).fetchone()
+        part = json.loads(body)
+        assert part["columns"][-1] == "checks" and part["rows"]
+        old = json.dumps(
+            [row[:-1] for row in part["rows"]], separators=(",", ":"), sort_keys=True
+        ).encode()
+        digest = hashlib.sha256(old).hexdigest()
+        db.execute(
+            "INSERT OR IGNORE INTO blobs (hash, body) VALUES (?, ?)", (digest, old)
+        )
+        manifest["proposals"] = digest
+        db.execute(
+            "UPDATE checkpoints SET manifest = ? WHERE id = ?",
+            (json.dumps(manifest), checkpoint_id),
+        )
+
+
+async def test_a_checkpoint_taken_before_the_checks_column_restores_its_proposals(
+    workspace,
+):
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            buffer = Buffer(client, "inventory/stock.py")
+            count = await node_of(client, buffer, "def count")
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return len(x or [])"}
+            )
+            model.reply_text("Handled.")
+            await finished(client, await chat(client, count, "Handle None"))
+            [kept] = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            created = await command(
+                client, "remora.checkpoint.create", {"label": "old"}
+            )
+            checkpoint_id = created["checkpoint_id"]
+            model.reply_tool_call(
+                "rewrite_self", {"new_source": "def count(x):\n    return 0"}
+            )
+            model.reply_text("Broke it.")
+            await finished(client, await chat(client, count, "Break yourself"))
+        checkpoint_in_the_old_shape(workspace / ".remora" / "remora.db", checkpoint_id)
+
+        async with session("neovim", workspace, settings(model)) as client:
+            restored = await command(
+                client, "remora.checkpoint.restore", {"checkpoint_id": checkpoint_id}
+            )
+            assert restored == {"restored": True, "files_differing": []}
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            assert [p["id"] for p in pending] == [kept["id"]]
+            diff = await command(
+                client, "remora.proposal.diff", {"proposal_id": kept["id"]}
+            )
+            assert diff["status"] == "pending"
+            assert diff["new_source"] == "def count(x):\n    return len(x or [])"
+            assert of_type(client, "checkpoint_restored", checkpoint_id=checkpoint_id)

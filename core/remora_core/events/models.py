@@ -311,6 +311,9 @@ class GraphStarted(BaseEvent):
     name: str
     steps: tuple[str, ...] = ()
     node_count: int = 0
+    targets: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Step id → the nodes it runs on: what ``remora.graph.status`` shows of a
+    past run (empty in events from before it was recorded)."""
 
 
 class GraphStepFinished(BaseEvent):
@@ -322,7 +325,8 @@ class GraphStepFinished(BaseEvent):
     node_id: str
     outcome: Literal["completed", "failed", "cancelled", "skipped"]
     detail: str = ""
-    """Why it failed or was skipped; the proposal it made, if any."""
+    """Why it failed or was skipped, or the agent's answer (its first 500
+    characters)."""
     proposal_id: str | None = None
     last: bool = False
     """This was the node's last step in the run (the node is finished)."""

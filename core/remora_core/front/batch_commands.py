@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from remora_core.front.errors import InvalidArguments
+from remora_core.front.errors import InvalidArguments, NotFound
 from remora_core.graphs.spec import GraphInvalid
 
 if TYPE_CHECKING:
@@ -90,9 +90,9 @@ async def graph_run(app: RemoraApp, a: GraphRunArgs, editor: Editor | None) -> A
 
 async def graph_status(app: RemoraApp, a: GraphRunIdArgs, editor: Editor | None) -> Any:
     """``remora.graph.status`` → steps × nodes with outcomes."""
-    found = _graphs(app).status(a.graph_run_id)
+    found = await _graphs(app).status(a.graph_run_id)
     if found is None:
-        raise InvalidArguments(f"no graph run {a.graph_run_id} in this process")
+        raise NotFound(f"no graph run {a.graph_run_id}")
     return found
 
 

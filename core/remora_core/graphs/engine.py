@@ -17,6 +17,10 @@ events; the engine waits for that run's last event. What the engine adds:
   all with the graph run's correlation id (``co_<graph_run_id>``), so the log
   tells a run's story; a checkpoint is taken first.
 
+A run is kept in memory while it runs; once its last event is written, what
+``remora.graph.status`` says of it is read from the log (:mod:`.story`), the
+same before and after a restart.
+
 After a crash, :meth:`GraphEngine.recover` announces each graph run that never
 completed as ``interrupted``, with the nodes that had finished; nothing is run
 again unless a person asks.
@@ -38,6 +42,7 @@ from remora_core.events.models import (
     HumanChat,
 )
 from remora_core.graphs.spec import GraphPlan, Step
+from remora_core.graphs.story import correlation_of, finished_steps, status_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -78,7 +83,7 @@ class GraphRun:
     @property
     def correlation_id(self) -> str:
         """The correlation id of the graph's own events."""
-        return f"co_{self.id}"
+        return correlation_of(self.id)
 
     def counts(self) -> dict[str, int]:
         """Steps × nodes per outcome (not yet run ones as ``pending``)."""
@@ -106,11 +111,10 @@ class GraphRun:
                     "step": step_id,
                     "nodes": {
                         node: self.outcomes.get((step_id, node), "pending")
-                        for node, steps in self.plan.nodes.items()
-                        if any(s.id == step_id for s in steps)
+                        for node in nodes
                     },
                 }
-                for step_id in self.plan.order
+                for step_id, nodes in self.plan.targets().items()
             ],
             "proposals": dict(self.proposals),
         }
@@ -152,6 +156,7 @@ class GraphEngine:
                 name=plan.spec.name,
                 steps=plan.order,
                 node_count=len(plan.nodes),
+                targets=plan.targets(),
                 correlation_id=run.correlation_id,
             )
         )
@@ -194,6 +199,9 @@ class GraphEngine:
                 task.cancel()
             await asyncio.gather(*nodes, return_exceptions=True)
             await asyncio.shield(self._finish(run))
+            # Its story is in the log now (remora.graph.status reads it from
+            # there): a long session does not keep every run's outcomes.
+            self.runs.pop(run.id, None)
 
     async def _finish(self, run: GraphRun) -> None:
         for node, steps in run.plan.nodes.items():
@@ -311,8 +319,25 @@ class GraphEngine:
         waiting = self._waiting.get(run_id)
         if waiting is not None and not waiting.done():
             fields = event.__dict__
-            detail = fields.get("error") or fields.get("reason") or ""
+            # Why it failed, or what the agent answered (a step that ends
+            # without a proposal says so in the agent's words).
+            detail = (
+                fields.get("error")
+                or fields.get("reason")
+                or fields.get("result")
+                or ""
+            )
             waiting.set_result((RUN_ENDS[event.type], str(detail)))
+
+    async def status(self, graph_run_id: str) -> dict[str, Any] | None:
+        """Steps × nodes with outcomes of a graph run: a live one of this
+        process, else what the log tells (a past run, one a crash interrupted);
+        None for a run the store does not know.
+        """
+        run = self.runs.get(graph_run_id)
+        if run is not None:
+            return run.to_json()
+        return await status_of(self.swarm.events, graph_run_id)
 
     # ---- after a crash --------------------------------------------------------------
 
@@ -330,20 +355,13 @@ class GraphEngine:
             if graph_run_id in done or graph_run_id in self.runs:
                 continue
             story = await events.for_correlation(stored.event.correlation_id, 100_000)
-            counts: Counter[str] = Counter()
-            finished = []
-            for item in story:
-                if item.event.type == "graph_step_finished":
-                    fields = item.event.__dict__
-                    counts[fields["outcome"]] += 1
-                    if fields["last"]:
-                        finished.append(fields["node_id"])
+            counts, finished = finished_steps(story)
             await self.swarm.emit(
                 GraphCompleted(
                     graph_run_id=graph_run_id,
                     outcome="interrupted",
                     counts=dict(counts),
-                    finished_nodes=tuple(dict.fromkeys(finished)),
+                    finished_nodes=tuple(finished),
                     correlation_id=stored.event.correlation_id,
                 )
             )

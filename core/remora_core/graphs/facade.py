@@ -72,21 +72,15 @@ class Graphs:
         plan = plan_graph(spec, self.project.graph.active(), bundles)
         return await self.engine.start(plan)
 
-    def status(self, graph_run_id: str) -> dict[str, Any] | None:
-        """Steps × nodes with outcomes, None for an unknown run."""
-        run = self.engine.runs.get(graph_run_id)
-        return run.to_json() if run is not None else None
+    async def status(self, graph_run_id: str) -> dict[str, Any] | None:
+        """Steps × nodes with outcomes of a live or past run; None for a run the
+        store does not know.
+        """
+        return await self.engine.status(graph_run_id)
 
     def knows(self, graph_run_id: str) -> bool:
         """Whether ``graph_run_id`` is a run of this process."""
         return graph_run_id in self.engine.runs
-
-    def size(self, graph_run_id: str) -> tuple[str, int] | None:
-        """A run's graph name and its number of (step, node) runs; None for an
-        unknown run (cheap: for progress reports).
-        """
-        run = self.engine.runs.get(graph_run_id)
-        return (run.plan.spec.name, run.plan.total) if run is not None else None
 
     def cancel(self, graph_run_id: str) -> bool:
         """Cancel a running graph run as a whole."""

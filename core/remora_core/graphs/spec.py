@@ -113,6 +113,14 @@ class GraphPlan:
         """Steps × nodes: the N of the progress "k/N"."""
         return sum(len(steps) for steps in self.nodes.values())
 
+    def targets(self) -> dict[str, tuple[str, ...]]:
+        """Step id → the nodes it runs on (every step of ``order``)."""
+        found: dict[str, list[str]] = {step: [] for step in self.order}
+        for node, steps in self.nodes.items():
+            for step in steps:
+                found[step.id].append(node)
+        return {step: tuple(nodes) for step, nodes in found.items()}
+
 
 @functools.lru_cache(maxsize=64)
 def path_glob(glob: str) -> re.Pattern[str]:
