@@ -130,6 +130,7 @@ def register(server: RemoraLanguageServer) -> None:
         ls.trust.client = client_trust(params.initialization_options)
         ls.initialization_settings = _editor_settings(params.initialization_options)
         ls.editor_settings = ls.initialization_settings
+        _configure_loose(ls, restart=False)
         for root in _folders(params):
             project, _problems = make_project(ls, root, ls.editor_settings)
             ls.projects.add(project)  # problems are shown once the session is up
@@ -234,6 +235,7 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
         except Exception as error:
             log.info("workspace/configuration failed: %s", error)
     problems: list[str] = []
+    await _configure_loose_now(ls, restart)
     for root, project in list(ls.projects.by_root.items()):
         loaded = load_settings(root, ls.editor_settings)
         problems += [f"{root.name}: {p}" for p in loaded.problems]
@@ -275,6 +277,42 @@ async def restart_project(ls: RemoraLanguageServer, root: Path) -> Project | Non
     if ls.polling:
         _poll(ls, fresh)
     return fresh
+
+
+def _loose_config(ls: RemoraLanguageServer):
+    """The settings of files outside every workspace folder: the person's own
+    (their settings file and the editor's), as no repository is involved.
+    """
+    return load_settings(None, ls.editor_settings).config(True)
+
+
+def _configure_loose(ls: RemoraLanguageServer, *, restart: bool) -> bool:
+    """Give the loose project the person's settings before it starts; whether
+    it must be restarted to take them (it had started with others).
+    """
+    loose = ls.projects.loose
+    config = _loose_config(ls)
+    if config == loose.config:
+        return False
+    if loose.started or loose.closed:
+        return restart
+    loose.reconfigure(config)
+    return False
+
+
+async def _configure_loose_now(ls: RemoraLanguageServer, restart: bool) -> None:
+    """Apply changed settings to the loose project, restarting it if it runs
+    (its open documents are carried over, as for a workspace folder).
+    """
+    if not _configure_loose(ls, restart=restart):
+        return
+    old = ls.projects.loose
+    fresh = Project(None, _loose_config(ls), notify=ls.tell_user)
+    fresh.carry_documents(old)
+    attach(ls, fresh)
+    ls.projects.loose = fresh
+    await old.close()
+    ls.run_task(_start(ls, fresh), name="restart loose files")
 
 
 async def _watch_files(ls: RemoraLanguageServer) -> None:
