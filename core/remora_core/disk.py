@@ -111,7 +111,7 @@ class DiskSync:
             seconds = time.perf_counter() - started
             summary = (
                 f"{len(self.stats)} files, {self.parsed} parsed, "
-                f"{sum(1 for _ in project.graph.active())} nodes in {seconds:.1f} s"
+                f"{project.graph.active_count()} nodes in {seconds:.1f} s"
             )
             log.info("indexed %s: %s", project.root, summary)
             if sink:

@@ -44,6 +44,7 @@ from remora_core.model import AgentStatus, CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
 from remora_core.store import Database, FileRecord, FileSnapshot, NodeStore
+from remora_core.store.graph_loading import fill_graph, open_graph
 from remora_core.store.nodes import SET_AGENT_STATUS_SQL
 from remora_core.store.rebuild import keep_store
 from remora_core.swarm.engine import Swarm
@@ -191,9 +192,9 @@ class Project:
             if self.following:
                 follower = StoreFollower(self, self.database)
                 await follower.begin()
-            files, nodes, edges = await self.store.load()
+            files = await open_graph(self.graph, self.store, lazy=not self.following)
             self.records = {record.path: record for record in files}
-            self.graph.load(nodes, edges)
+            self.watchers.spawn(fill_graph(self.graph, self.indexed), name="load graph")
             for record in files:
                 if record.status == "present":
                     self.modules.add(record.path)
@@ -300,6 +301,7 @@ class Project:
         finally:
             if self.database is not None:
                 await self.database.close()
+            self.graph.detach()
 
     # ---- paths -------------------------------------------------------------------
 

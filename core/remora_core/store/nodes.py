@@ -51,14 +51,14 @@ class FileSnapshot:
     edges: list[Edge]
 
 
-_NODE_COLUMNS = (
+NODE_COLUMNS = (
     "id, kind, name, qualified_name, file_path, start_line, start_col, end_line, "
     "end_col, start_byte, end_byte, span_ascii, name_line, name_start_col, "
     "name_end_col, name_start_byte, name_end_byte, name_ascii, source_hash, "
     "parent_id, status, agent_status, updated_at"
 )
 _NODE_INSERT = (
-    f"INSERT OR REPLACE INTO nodes ({_NODE_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+    f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 23)})"
 )
 
 
@@ -95,10 +95,11 @@ def _node_row(node: CodeNode, now: float) -> tuple[object, ...]:
 _KINDS = {kind.value: kind for kind in NodeKind}
 _STATUSES = {status.value: status for status in NodeStatus}
 _AGENT_STATUSES = {status.value: status for status in AgentStatus}
-_EDGE_KINDS = {kind.value: kind for kind in EdgeKind}
+EDGE_KINDS = {kind.value: kind for kind in EdgeKind}
 
 
-def _row_node(row: tuple) -> CodeNode:
+def row_node(row: tuple) -> CodeNode:
+    """The node of a ``nodes`` row read with :data:`NODE_COLUMNS`."""
     (
         id_, kind, name, qualified, path, sl, sc, el, ec, sb, eb, span_ascii,
         nl, nsc, nec, nsb, neb, name_ascii, source_hash, parent, status, agent, _,
@@ -138,11 +139,11 @@ class NodeStore:
                 )
             ]
             nodes = [
-                _row_node(tuple(row))
-                for row in db.execute(f"SELECT {_NODE_COLUMNS} FROM nodes").fetchall()
+                row_node(tuple(row))
+                for row in db.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
             ]
             edges = [
-                Edge(f, t, _EDGE_KINDS[k])
+                Edge(f, t, EDGE_KINDS[k])
                 for f, t, k in db.execute(
                     "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
                 ).fetchall()
@@ -180,14 +181,14 @@ class NodeStore:
             ).fetchall()
             for path, file_id, digest, status, reason, written in rows:
                 nodes = [
-                    _row_node(tuple(row))
+                    row_node(tuple(row))
                     for row in db.execute(
-                        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_path = ?",
+                        f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ?",
                         (path,),
                     )
                 ]
                 edges = [
-                    Edge(f, t, _EDGE_KINDS[k])
+                    Edge(f, t, EDGE_KINDS[k])
                     for f, t, k in db.execute(
                         "SELECT from_id, to_id, kind FROM edges "
                         "WHERE file_path = ? AND kind != 'parent_of'",
