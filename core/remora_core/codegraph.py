@@ -5,12 +5,12 @@ hover, symbol search, node at a position); the store is its persistent copy.
 It is only mutated on the event loop, one whole file at a time.
 
 A warm start does not read the whole store first (``store/graph_loading.py``):
-the graph is *attached* to it with every file node, and a file's definitions
-and edges are read from the store the first time anything asks for them —
-every method below loads what it needs first, so callers never see a partial
-file. Questions about the whole project (every node, who calls a node, which
-ids exist) ask the store which files they concern, or load everything; the
-rest of the store is loaded in the background once the project is indexed.
+the graph is *attached* to it with every file's id, and a file's nodes and
+edges are read from the store the first time anything asks for them — every
+method below loads what it needs first, so callers never see a partial file.
+Questions about the whole project (every node, who calls a node, which ids
+exist) ask the store which files they concern, or load everything; the rest
+of the store is loaded in the background once the project is indexed.
 Memory is the truth for a file once loaded: only loaded files are ever
 changed, so an unloaded file is exactly what the store holds.
 """
@@ -37,8 +37,8 @@ class GraphSource(Protocol):
     def contents(
         self, paths: list[str]
     ) -> dict[str, tuple[list[CodeNode], list[Edge]]]:
-        """Definitions (file nodes excluded) and ``calls``/``imports`` edges
-        stored for each of ``paths``.
+        """Nodes (file nodes included) and ``calls``/``imports`` edges stored
+        for each of ``paths``.
         """
         ...
 
@@ -56,6 +56,10 @@ class GraphSource(Protocol):
 
     def agent_status_files(self, status: AgentStatus) -> set[str]:
         """Paths holding stored nodes whose agent has ``status``."""
+        ...
+
+    def stored_active(self) -> int:
+        """How many stored nodes are active."""
         ...
 
     def close(self) -> None:
@@ -82,31 +86,33 @@ class CodeGraph:
         """Where unloaded files are read from (None: everything is in memory)."""
         self._pending: set[str] = set()
         """Paths whose definitions and edges are still only in the store."""
-        self._stored_active = 0
-        """Active definitions stored for paths not loaded yet (for counting)."""
+        self._present: set[str] = set()
+        """Paths not loaded yet whose file node is active (from their records)."""
+        self._active_loaded = 0
+        """Active nodes read from the store so far (for counting the rest)."""
 
     # ---- loading ---------------------------------------------------------------
 
     def attach(
-        self, file_nodes: Iterable[CodeNode], source: GraphSource, stored_active: int
+        self, file_ids: dict[str, str], present: set[str], source: GraphSource
     ) -> None:
-        """Start from the store's file nodes; the rest is read on first use.
+        """Start from the stored files' ids (path → id of its file node); their
+        nodes and edges are read on first use.
 
-        ``stored_active`` counts the stored active definitions (for
-        :meth:`active_count` before everything is loaded).
+        ``present``: the paths whose record says the file is indexed (its file
+        node is active: records are written in the same transaction as their
+        nodes).
         """
-        self._stored_active = stored_active
-        for node in file_nodes:
-            self._nodes[node.id] = node
-            self.file_ids[node.file_path] = node.id
-            self._by_file.setdefault(node.file_path, [])
-            self._pending.add(node.file_path)
+        self.file_ids.update(file_ids)
+        self._pending.update(file_ids)
+        self._present = present & self._pending
         self._source = source
 
     def detach(self) -> None:
         """Stop reading the store (everything is loaded, or the project closed)."""
         source, self._source = self._source, None
         self._pending.clear()
+        self._present.clear()
         if source is not None:
             source.close()
 
@@ -133,15 +139,31 @@ class CodeGraph:
         if not paths:
             return
         self._pending.difference_update(paths)
+        self._present.difference_update(paths)
         if self._source is None:
             return
-        for path, (definitions, edges) in self._source.contents(paths).items():
-            self._stored_active -= sum(
-                1 for n in definitions if n.status is NodeStatus.ACTIVE
+        nodes = self._nodes
+        for path, (stored, edges) in self._source.contents(paths).items():
+            self._active_loaded += sum(
+                1 for n in stored if n.status is NodeStatus.ACTIVE
             )
+            files = [n for n in stored if n.kind is NodeKind.FILE]
+            # The file's record names its file node; a file renamed onto this
+            # path may have left another (the latest written wins, as when the
+            # whole store was read at once).
+            wanted = self.file_ids.get(path)
+            file_node = next((n for n in files if n.id == wanted), None)
+            if file_node is None and files:
+                file_node = files[-1]
+            if file_node is None:  # nothing stored can be trusted for it
+                self.file_ids.pop(path, None)
+                continue
+            self.file_ids[path] = file_node.id
+            nodes.setdefault(file_node.id, file_node)
             # A node already in memory moved to a loaded file: memory is newer.
-            nodes = self._nodes
-            fresh = [n for n in definitions if n.id not in nodes]
+            fresh = [
+                n for n in stored if n.kind is not NodeKind.FILE and n.id not in nodes
+            ]
             for node in fresh:
                 nodes[node.id] = node
             self._by_file[path] = [n.id for n in _in_order(fresh)]
@@ -172,6 +194,7 @@ class CodeGraph:
 
     def file_node(self, path: str) -> CodeNode | None:
         """The node of the file at ``path``."""
+        self._ensure(path)
         file_id = self.file_ids.get(path)
         return self._nodes.get(file_id) if file_id else None
 
@@ -182,6 +205,15 @@ class CodeGraph:
         if orphans:
             return list(nodes)
         return [n for n in nodes if n.status is NodeStatus.ACTIVE]
+
+    def has_active_file(self, path: str) -> bool:
+        """Whether ``path``'s file node is active, without loading the file (a
+        file not loaded yet is as its record says).
+        """
+        if path in self._pending:
+            return path in self._present
+        node = self.file_node(path)
+        return node is not None and node.status is NodeStatus.ACTIVE
 
     def paths(self) -> list[str]:
         """Every file path the graph knows, including deleted ones."""
@@ -195,7 +227,9 @@ class CodeGraph:
     def active_count(self) -> int:
         """How many nodes are active, file nodes included (loads nothing)."""
         loaded = sum(1 for n in self._nodes.values() if n.status is NodeStatus.ACTIVE)
-        return loaded + (self._stored_active if self._pending else 0)
+        if self._pending and self._source is not None:
+            loaded += self._source.stored_active() - self._active_loaded
+        return loaded
 
     def all_nodes(self) -> Iterator[CodeNode]:
         """Every node, active or orphaned."""

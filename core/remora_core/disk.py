@@ -26,7 +26,6 @@ from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
-from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
     from remora_core.progress import ProgressSink
@@ -49,13 +48,11 @@ class DiskSync:
 
     def _current(self, path: str, digest: str) -> bool:
         record = self.project.records.get(path)
-        node = self.project.graph.file_node(path)
         return (
             record is not None
             and record.status == "present"
             and record.content_hash == digest
-            and node is not None
-            and node.status is NodeStatus.ACTIVE
+            and self.project.graph.has_active_file(path)
         )
 
     async def index_workspace(self, scanning: Awaitable[Scan] | None = None) -> None:

@@ -205,7 +205,9 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     them keeps full garbage collections (latency spikes while typing) short.
     """
     await project.start()
-    if project.root is not None and not project.following and not project.closed:
+    if project.root is None:
+        return  # files outside every folder: nothing was built
+    if not project.following and not project.closed:
         # Lives as long as the project: closing it removes the socket.
         project.watchers.spawn(
             serve_control(ls.app(project), ControlEditor(ls, project)),

@@ -65,8 +65,9 @@ async def _index(root: Path) -> None:
 
 @pytest.fixture
 async def stored(workspace: Path) -> Path:
-    """The basic project plus a calling module, indexed, with an orphan (a
-    function renamed since) and an agent left running in its store.
+    """The basic project plus a calling module, indexed, with orphans (a
+    function renamed since, a file deleted since) and an agent left running in
+    its store.
     """
     (workspace / "pkg" / "report.py").write_text(CALLER, encoding="utf-8")
     await _index(workspace)
@@ -74,6 +75,7 @@ async def stored(workspace: Path) -> Path:
         "+ helper()", "+ helper_renamed()"
     )
     (workspace / "pkg" / "report.py").write_text(renamed, encoding="utf-8")
+    (workspace / "scripts" / "tool.py").unlink()
     await _index(workspace)
     database = await Database.open(workspace)
     try:
@@ -136,7 +138,12 @@ async def test_every_question_gets_the_answer_of_a_whole_graph(graphs):
             await same(lambda g, i=node_id, k=kind: g.targets(i, k))
         for child in whole.children(node_id):
             await same(lambda g, i=node_id, c=child: _ids(g.children_named(i, c.name)))
+    assert "scripts/tool.py" in whole.paths()
+    await same(lambda g: sorted(g.paths()))
+    await same(lambda g: g.file_ids)
     for path in whole.paths():
+        await same(lambda g, p=path: g.file_node(p))
+        await same(lambda g, p=path: g.has_active_file(p))
         await same(lambda g, p=path: g.file_nodes(p))
         await same(lambda g, p=path: g.file_nodes(p, orphans=True))
         await same(lambda g, p=path: sorted(g.importers(p)))
@@ -159,6 +166,8 @@ async def test_a_file_parsed_before_it_was_loaded_keeps_its_ids(
 ):
     whole, fresh = graphs
     for path in whole.paths():
+        if not (stored / path).exists():
+            continue
         text = (stored / path).read_bytes()
         if change == "added":
             text += b"\n\ndef added_later():\n    return 1\n"

@@ -3,8 +3,9 @@
 A warm start used to read every node and edge before anything else could
 happen (1.4 s for the 74k nodes of the CPython stdlib), although an editor
 needs one file's outline first. Now :func:`open_graph` reads the file records
-and the file nodes (what indexing compares with the disk) and attaches the
-graph to a :class:`StoredGraph`: a private read-only SQLite connection that
+(what indexing compares with the disk; each names its file's node) and
+attaches the graph to a :class:`StoredGraph`: a private read-only SQLite
+connection that
 :class:`~remora_core.codegraph.CodeGraph` asks, synchronously and cheaply (an
 indexed query per file or per node), for whatever it has not loaded yet. Once
 the workspace is indexed, :func:`fill_graph` loads the rest in small batches
@@ -26,7 +27,9 @@ import asyncio
 import gc
 import logging
 import sqlite3
-from typing import TYPE_CHECKING
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, NamedTuple
 
 from remora_core.model import AgentStatus, CodeNode, Edge, EdgeKind
 from remora_core.store.nodes import EDGE_KINDS, NODE_COLUMNS, FileRecord, row_node
@@ -44,12 +47,10 @@ opens first are served without anything else competing for the process."""
 FILL_BATCH = 8
 """Files loaded per step in the background (a few milliseconds each)."""
 
-_FILE_NODES = f"SELECT {NODE_COLUMNS} FROM nodes WHERE kind = 'file'"
-_DEFINITIONS = (
-    f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ? AND kind != 'file'"
-)
-_ACTIVE_DEFINITIONS = (
-    "SELECT COUNT(*) FROM nodes WHERE status = 'active' AND kind != 'file'"
+_NODES = f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ?"
+_ACTIVE = "SELECT COUNT(*) FROM nodes WHERE status = 'active'"
+_BUSY = (
+    "SELECT DISTINCT agent_status, file_path FROM nodes WHERE agent_status != 'idle'"
 )
 _EDGES = (
     "SELECT from_id, to_id, kind FROM edges WHERE file_path = ? AND kind != 'parent_of'"
@@ -65,6 +66,40 @@ class StoredGraph:
         self._identity: tuple[int, int] | None = None
         """The store file the connection reads (a rebuilt store is reopened)."""
         self._failed = False
+        self._tally: Future[_Tally] = Future()
+        """How many stored nodes are active, and where agents are not idle:
+        two scans of the whole table, counted in a thread of their own while
+        the project starts (nothing needs them before indexing ends, when the
+        summary counts nodes)."""
+        threading.Thread(
+            target=self._count, name="remora: tallying the store", daemon=True
+        ).start()
+
+    def _count(self) -> None:
+        try:
+            db = self._connect()
+            try:
+                (active,) = db.execute(_ACTIVE).fetchone()
+                busy: dict[str, set[str]] = {}
+                for status, path in db.execute(_BUSY):
+                    busy.setdefault(status, set()).add(path)
+            finally:
+                db.close()
+            self._tally.set_result(_Tally(int(active), busy))
+        except sqlite3.Error as error:
+            log.error("cannot tally the store %s: %s", self.database.path, error)
+            self._tally.set_result(_Tally(0, {}))
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            f"{self.database.path.as_uri()}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self.database.busy_timeout_ms / 1000,
+        )
+        connection.execute("PRAGMA query_only = 1")
+        return connection
 
     def _db(self) -> sqlite3.Connection | None:
         if self._failed:
@@ -73,14 +108,7 @@ class StoredGraph:
             return self._connection
         self.close()
         try:
-            self._connection = sqlite3.connect(
-                f"{self.database.path.as_uri()}?mode=ro",
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=self.database.busy_timeout_ms / 1000,
-            )
-            self._connection.execute("PRAGMA query_only = 1")
+            self._connection = self._connect()
         except sqlite3.Error as error:
             self._fail(error)
             return None
@@ -107,10 +135,10 @@ class StoredGraph:
     def contents(
         self, paths: list[str]
     ) -> dict[str, tuple[list[CodeNode], list[Edge]]]:
-        """Definitions and ``calls``/``imports`` edges stored for each path."""
+        """Nodes and ``calls``/``imports`` edges stored for each path."""
         found = {}
         for path in paths:
-            nodes = [row_node(row) for row in self._rows(_DEFINITIONS, (path,))]
+            nodes = [row_node(row) for row in self._rows(_NODES, (path,))]
             edges = [
                 Edge(f, t, EDGE_KINDS[k]) for f, t, k in self._rows(_EDGES, (path,))
             ]
@@ -135,12 +163,20 @@ class StoredGraph:
         return {path for (path,) in rows}
 
     def agent_status_files(self, status: AgentStatus) -> set[str]:
-        """Paths holding stored nodes whose agent has ``status``."""
-        rows = self._rows(
-            "SELECT DISTINCT file_path FROM nodes WHERE agent_status = ?",
-            (status.value,),
-        )
-        return {path for (path,) in rows}
+        """Paths holding stored nodes whose agent has ``status`` (for files
+        not loaded yet, which the store still holds as they were at start).
+        """
+        if status is AgentStatus.IDLE:
+            rows = self._rows(
+                "SELECT DISTINCT file_path FROM nodes WHERE agent_status = ?",
+                (status.value,),
+            )
+            return {path for (path,) in rows}
+        return set(self._tally.result().busy.get(status.value, ()))
+
+    def stored_active(self) -> int:
+        """How many stored nodes were active at start."""
+        return self._tally.result().active
 
     def close(self) -> None:
         """Close the connection (reopened if asked again)."""
@@ -149,18 +185,19 @@ class StoredGraph:
             connection.close()
 
 
-def _records_and_file_nodes(
-    db: sqlite3.Connection,
-) -> tuple[list[FileRecord], list[CodeNode], int]:
-    files = [
+class _Tally(NamedTuple):
+    active: int
+    busy: dict[str, set[str]]
+
+
+def _records(db: sqlite3.Connection) -> list[FileRecord]:
+    """The file records: all a warm start reads before it is indexed."""
+    return [
         FileRecord(*row)
         for row in db.execute(
             "SELECT path, file_id, content_hash, status, skipped_reason FROM files"
         )
     ]
-    file_nodes = [row_node(tuple(row)) for row in db.execute(_FILE_NODES)]
-    (active,) = db.execute(_ACTIVE_DEFINITIONS).fetchone()
-    return files, file_nodes, int(active)
 
 
 async def open_graph(
@@ -174,14 +211,12 @@ async def open_graph(
         files, nodes, edges = await store.load()
         graph.load(nodes, edges)
         return files
-    loaded = await database.read(_records_and_file_nodes, "loading the project")
-    if loaded is None:
+    files = await database.read(_records, "loading the project")
+    if files is None:
         return []
-    files, file_nodes, active = loaded
-    chosen: dict[str, CodeNode] = {}
-    for node in file_nodes:  # the latest written wins, as in a whole load
-        chosen[node.file_path] = node
-    graph.attach(chosen.values(), StoredGraph(database), active)
+    file_ids = {record.path: record.file_id for record in files if record.file_id}
+    present = {record.path for record in files if record.status == "present"}
+    graph.attach(file_ids, present, StoredGraph(database))
     return files
 
 
