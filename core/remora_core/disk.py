@@ -22,6 +22,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from remora_core.changes import Changes
+from remora_core.collector import collector_paused
 from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
@@ -68,42 +69,45 @@ class DiskSync:
             sink.begin("Remora: indexing", f"scanning {project.root.name}")
         self.parsed = 0
         try:
-            async with project.lock:
-                found = await (
-                    scanning
-                    or asyncio.to_thread(
-                        scan,
-                        project.root,
-                        project.filter,
-                        project.config.discovery.max_file_bytes,
+            # Start-up builds most of the graph: no garbage collection meanwhile.
+            with collector_paused():
+                async with project.lock:
+                    found = await (
+                        scanning
+                        or asyncio.to_thread(
+                            scan,
+                            project.root,
+                            project.filter,
+                            project.config.discovery.max_file_bytes,
+                        )
                     )
-                )
-                self.stats = found.stats
-                for path, reason in found.skipped.items():
-                    if path in project.documents:
-                        continue
-                    if (gone := project.skip(path, reason)) is not None:
-                        await project.announce(Changes.of_update(gone))
-                changed = [
-                    path
-                    for path, digest in found.hashes.items()
-                    if path not in project.documents and not self._current(path, digest)
-                ]
-                missing = [
-                    path
-                    for path, record in project.records.items()
-                    if record.status == "present"
-                    and path not in found.stats
-                    and path not in project.documents
-                ]
-                renamed = self._match_renames(changed, missing, found.hashes)
-                for path in missing:
-                    if (gone := project.forget(path)) is not None:
-                        await project.announce(Changes.of_update(gone))
-                reshaped = await self._parse(changed, sink, len(found.hashes))
-                reshaped |= set(missing) | {p for pair in renamed for p in pair}
-                await self.reextract(project.dependents(reshaped))
-                await project.save_dirty()
+                    self.stats = found.stats
+                    for path, reason in found.skipped.items():
+                        if path in project.documents:
+                            continue
+                        if (gone := project.skip(path, reason)) is not None:
+                            await project.announce(Changes.of_update(gone))
+                    changed = [
+                        path
+                        for path, digest in found.hashes.items()
+                        if path not in project.documents
+                        and not self._current(path, digest)
+                    ]
+                    missing = [
+                        path
+                        for path, record in project.records.items()
+                        if record.status == "present"
+                        and path not in found.stats
+                        and path not in project.documents
+                    ]
+                    renamed = self._match_renames(changed, missing, found.hashes)
+                    for path in missing:
+                        if (gone := project.forget(path)) is not None:
+                            await project.announce(Changes.of_update(gone))
+                    reshaped = await self._parse(changed, sink, len(found.hashes))
+                    reshaped |= set(missing) | {p for pair in renamed for p in pair}
+                    await self.reextract(project.dependents(reshaped))
+                    await project.save_dirty()
         finally:
             seconds = time.perf_counter() - started
             summary = (
