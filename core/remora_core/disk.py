@@ -27,6 +27,7 @@ from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
+from remora_core.store.nodes import FileRecord, FileSnapshot
 
 if TYPE_CHECKING:
     from remora_core.progress import ProgressSink
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 
 YIELD_EVERY = 50
 """Files resolved between two yields to the event loop during start-up."""
+SAVE_EARLY = 200
+"""Parsed files whose nodes are written together while indexing goes on."""
 
 
 class DiskSync:
@@ -104,9 +107,11 @@ class DiskSync:
                     for path in missing:
                         if (gone := project.forget(path)) is not None:
                             await project.announce(Changes.of_update(gone))
-                    reshaped = await self._parse(changed, sink, len(found.hashes))
+                    reshaped, settled = await self._parse(
+                        changed, sink, len(found.hashes)
+                    )
                     reshaped |= set(missing) | {p for pair in renamed for p in pair}
-                    await self.reextract(project.dependents(reshaped))
+                    await self.reextract(project.dependents(reshaped) - settled)
                     await project.save_dirty()
         finally:
             seconds = time.perf_counter() - started
@@ -141,43 +146,77 @@ class DiskSync:
 
     async def _parse(
         self, paths: list[str], sink: ProgressSink | None, total: int
-    ) -> set[str]:
+    ) -> tuple[set[str], set[str]]:
         """Parse and apply ``paths``, edges once all are in; return the paths
-        whose set of nodes changed.
+        whose set of nodes changed, and those resolved once every file was in
+        (their edges are settled).
+
+        The nodes of parsed files are written while the rest are parsed (their
+        records without a content hash, so that a crash before the end leaves
+        them to parse again); the last save then adds records and edges.
         """
         project = self.project
         pending: list[tuple[FileExtraction, list[str]]] = []
         reshaped: set[str] = set()
         done = 0
-        async for batch in project.extractor.extract(paths):
-            for result in batch:
-                done += 1
-                if result.path in project.documents:
-                    continue
-                if isinstance(result, SkippedFile):
-                    if (gone := project.skip(result.path, result.reason)) is not None:
-                        await project.announce(Changes.of_update(gone))
-                    reshaped.add(result.path)
-                    continue
-                known = project.graph.file_node(result.path) is not None
-                update = project.apply(result.path, result, resolve=False)
-                pending.append((result, update.ids))
-                if update.topology_changed:
-                    reshaped.add(result.path)
-                if known:  # changed since the last run (a first index is not)
-                    await project.announce(Changes.of_update(update))
-            if sink:
-                sink.report(
-                    f"parsed {done}/{len(paths)} changed files of {total}",
-                    int(100 * done / len(paths)),
-                )
+        writes: list[asyncio.Task[bool]] = []
+        unwritten: list[str] = []
+        try:
+            async for batch in project.extractor.extract(paths):
+                for result in batch:
+                    done += 1
+                    if result.path in project.documents:
+                        continue
+                    if isinstance(result, SkippedFile):
+                        gone = project.skip(result.path, result.reason)
+                        if gone is not None:
+                            await project.announce(Changes.of_update(gone))
+                        reshaped.add(result.path)
+                        continue
+                    known = project.graph.file_node(result.path) is not None
+                    update = project.apply(result.path, result, resolve=False)
+                    pending.append((result, update.ids))
+                    unwritten.append(result.path)
+                    if update.topology_changed:
+                        reshaped.add(result.path)
+                    if known:  # changed since the last run (a first index is not)
+                        await project.announce(Changes.of_update(update))
+                if len(unwritten) >= SAVE_EARLY:
+                    writes.append(asyncio.ensure_future(self._save_nodes(unwritten)))
+                    unwritten = []
+                if sink:
+                    sink.report(
+                        f"parsed {done}/{len(paths)} changed files of {total}",
+                        int(100 * done / len(paths)),
+                    )
+        finally:
+            await asyncio.gather(*writes)
         for count, (extraction, ids) in enumerate(pending, 1):
             if extraction.path not in project.documents:
                 project.resolve(extraction.path, extraction, ids)
             if count % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         self.parsed += len(pending)
-        return reshaped
+        return reshaped, {extraction.path for extraction, _ in pending}
+
+    async def _save_nodes(self, paths: list[str]) -> bool:
+        """Write the nodes of freshly parsed files; their edges (not resolved
+        yet) come with the last save, which then skips these nodes
+        (``NodeStore`` writes a node again only when it changed).
+        """
+        project = self.project
+        graph = project.graph
+        snapshots = []
+        for path in paths:
+            file_node = graph.file_node(path)
+            if file_node is None or path in project.documents:
+                continue
+            nodes = [file_node, *graph.file_nodes(path, orphans=True)]
+            record = FileRecord(path, file_node.id, None)  # not settled yet
+            snapshots.append(FileSnapshot(record, nodes, []))
+        if project.store is None:
+            return False
+        return await project.store.save_files(snapshots)
 
     async def reextract(self, paths: set[str]) -> None:
         """Recompute the edges of files whose own text did not change."""

@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 FILL_DELAY_S = 1.0
 """Quiet time after indexing before the rest is loaded: the files a person
 opens first are served without anything else competing for the process."""
+TALLY_WAIT_S = 10.0
+"""The longest a question waits for the tally (its thread may be slowed by a
+busy store; the event loop must never wait on it for good)."""
 FILL_BATCH = 8
 """Files loaded per step in the background (a few milliseconds each)."""
 
@@ -76,6 +79,7 @@ class StoredGraph:
         ).start()
 
     def _count(self) -> None:
+        tally = _Tally(0, {})
         try:
             db = self._connect()
             try:
@@ -85,14 +89,15 @@ class StoredGraph:
                     busy.setdefault(status, set()).add(path)
             finally:
                 db.close()
-            self._tally.set_result(_Tally(int(active), busy))
-        except sqlite3.Error as error:
+            tally = _Tally(int(active), busy)
+        except Exception as error:  # whatever it is, nobody may wait forever
             log.error("cannot tally the store %s: %s", self.database.path, error)
-            self._tally.set_result(_Tally(0, {}))
+        finally:
+            self._tally.set_result(tally)
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
-            f"{self.database.path.as_uri()}?mode=ro",
+            f"{self.database.path.absolute().as_uri()}?mode=ro",
             uri=True,
             isolation_level=None,
             check_same_thread=False,
@@ -172,11 +177,18 @@ class StoredGraph:
                 (status.value,),
             )
             return {path for (path,) in rows}
-        return set(self._tally.result().busy.get(status.value, ()))
+        return set(self._tallied().busy.get(status.value, ()))
 
     def stored_active(self) -> int:
         """How many stored nodes were active at start."""
-        return self._tally.result().active
+        return self._tallied().active
+
+    def _tallied(self) -> _Tally:
+        try:
+            return self._tally.result(timeout=TALLY_WAIT_S)
+        except TimeoutError:  # a store locked that long: count nothing, go on
+            log.warning("tallying the store %s takes too long", self.database.path)
+            return _Tally(0, {})
 
     def close(self) -> None:
         """Close the connection (reopened if asked again)."""

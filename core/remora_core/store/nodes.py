@@ -120,10 +120,20 @@ def row_node(row: tuple) -> CodeNode:
 
 
 class NodeStore:
-    """Repository of files, nodes and edges over a :class:`Database`."""
+    """Repository of files, nodes and edges over a :class:`Database`.
+
+    It remembers which node object it last wrote to each row (nodes are frozen:
+    a changed node is a new object), so saving a file again writes only the
+    nodes that changed: re-saving a file after an edit, or after its edges were
+    resolved, writes a few node rows instead of all of them.
+    """
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self._rows: dict[str, CodeNode] = {}
+        """Node id → the node object whose values its row holds, for rows this
+        store wrote. Used and changed only by the transactions that write
+        nodes (in the database thread); forgotten when one fails."""
 
     async def load(self) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
         """Everything stored, for a warm start (empty lists if unavailable)."""
@@ -226,9 +236,10 @@ class NodeStore:
                     for s in batch
                 ],
             )
-            db.executemany(
-                _NODE_INSERT, [_node_row(n, now) for s in batch for n in s.nodes]
-            )
+            rows = self._rows
+            changed = [n for s in batch for n in s.nodes if rows.get(n.id) is not n]
+            db.executemany(_NODE_INSERT, [_node_row(n, now) for n in changed])
+            rows.update((n.id, n) for n in changed)
             db.executemany("DELETE FROM edges WHERE file_path = ?", paths)
             db.executemany(
                 "INSERT OR IGNORE INTO edges (from_id, to_id, kind, file_path) "
@@ -241,12 +252,21 @@ class NodeStore:
             )
             return True
 
-        return bool(await self.database.transaction(work, "saving nodes"))
+        try:
+            saved = await self.database.transaction(work, "saving nodes")
+        except BaseException:
+            self._rows.clear()  # rolled back, or perhaps: nothing is known
+            raise
+        if not saved:
+            self._rows.clear()
+        return bool(saved)
 
     async def set_agent_statuses(self, statuses: dict[str, AgentStatus]) -> None:
         """Record what some nodes' agents are doing."""
 
         def work(db: sqlite3.Connection) -> None:
+            for node_id in statuses:  # its row no longer holds that object
+                self._rows.pop(node_id, None)
             db.executemany(
                 SET_AGENT_STATUS_SQL,
                 [(status.value, node_id) for node_id, status in statuses.items()],
@@ -258,6 +278,7 @@ class NodeStore:
         """Re-key a renamed file's record, nodes and edges."""
 
         def work(db: sqlite3.Connection) -> bool:
+            self._rows.clear()  # rows move under the objects written to them
             db.execute("DELETE FROM files WHERE path = ?", (new,))
             db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
             db.execute("UPDATE nodes SET file_path = ? WHERE file_path = ?", (new, old))
