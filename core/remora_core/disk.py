@@ -191,13 +191,34 @@ class DiskSync:
                     )
         finally:
             await asyncio.gather(*writes)
-        for count, (extraction, ids) in enumerate(pending, 1):
-            if extraction.path not in project.documents:
-                project.resolve(extraction.path, extraction, ids)
-            if count % YIELD_EVERY == 0:
-                await asyncio.sleep(0)
+        # Files are saved as soon as they are resolved, while the next ones are.
+        saving: asyncio.Task[None] | None = None
+        resolved: list[str] = []
+        try:
+            for count, (extraction, ids) in enumerate(pending, 1):
+                if extraction.path not in project.documents:
+                    project.resolve(extraction.path, extraction, ids)
+                    resolved.append(extraction.path)
+                if len(resolved) >= SAVE_EARLY:
+                    saving = asyncio.ensure_future(self._save_after(saving, resolved))
+                    resolved = []
+                if count % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+        finally:
+            if saving is not None:
+                await saving
         self.parsed += len(pending)
         return reshaped, {extraction.path for extraction, _ in pending}
+
+    async def _save_after(
+        self, previous: Awaitable[None] | None, paths: list[str]
+    ) -> None:
+        """Save ``paths`` once the save before (``previous``) is done: one
+        after the other, as the store takes them anyway.
+        """
+        if previous is not None:
+            await previous
+        await self.project.save_dirty(only=paths)
 
     async def _save_nodes(self, paths: list[str]) -> bool:
         """Write the nodes of freshly parsed files; their edges (not resolved

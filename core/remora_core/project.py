@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -574,8 +574,10 @@ class Project:
             batch, self._statuses = self._statuses, {}
             await self.store.set_agent_statuses(batch)
 
-    async def save_dirty(self) -> None:
-        """Apply pending renames, then write every changed file, in batches."""
+    async def save_dirty(self, only: Iterable[str] | None = None) -> None:
+        """Apply pending renames, then write every changed file (of ``only``,
+        when given), in batches.
+        """
         if self.store is not None:
             while self._moves:
                 old, new = self._moves[0]
@@ -583,7 +585,11 @@ class Project:
                 self._moves.pop(0)
         if not self._dirty:
             return
-        paths, self._dirty = sorted(self._dirty), set()
+        if only is None:
+            paths, self._dirty = sorted(self._dirty), set()
+        else:
+            paths = sorted(self._dirty.intersection(only))
+            self._dirty.difference_update(paths)
         if self.store is None:
             return
         for start in range(0, len(paths), SAVE_BATCH):

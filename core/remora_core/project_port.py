@@ -11,7 +11,7 @@ protocol says exactly which part of the project each of them relies on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -124,6 +124,6 @@ class ProjectPort(Protocol):
         """Emit the events of ``changes``."""
         ...
 
-    async def save_dirty(self) -> None:
-        """Write every changed file to the store."""
+    async def save_dirty(self, only: Iterable[str] | None = None) -> None:
+        """Write every changed file (of ``only``, when given) to the store."""
         ...
