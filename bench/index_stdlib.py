@@ -424,9 +424,10 @@ def report(cold: IndexRun, warm: IndexRun, peer: AstRun, floor: float) -> int:
 async def floor_seconds(workspace: Path) -> float:
     """The best of three starts of ``floor_server.py`` to its progress end."""
     command = [sys.executable, str(BENCH / "floor_server.py")]
-    return min(
-        (await index_once(workspace, "floor", command)).seconds for _ in range(3)
-    )
+    seconds = []
+    for _ in range(3):
+        seconds.append((await index_once(workspace, "floor", command)).seconds)
+    return min(seconds)
 
 
 def compile_remora() -> None:
