@@ -29,7 +29,7 @@ import logging
 import sqlite3
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, TypeVar
 
 from remora_core.model import AgentStatus, CodeNode, Edge, EdgeKind
 from remora_core.store.nodes import EDGE_KINDS, NODE_COLUMNS, FileRecord, row_node
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from remora_core.store.nodes import NodeStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 FILL_DELAY_S = 1.0
 """Quiet time after indexing before the rest is loaded: the files a person
@@ -69,31 +71,35 @@ class StoredGraph:
         self._identity: tuple[int, int] | None = None
         """The store file the connection reads (a rebuilt store is reopened)."""
         self._failed = False
-        self._tally: Future[_Tally] = Future()
-        """How many stored nodes are active, and where agents are not idle:
-        two scans of the whole table, counted in a thread of their own while
-        the project starts (nothing needs them before indexing ends, when the
-        summary counts nodes)."""
+        # Two scans of the whole table, made in a thread of their own while the
+        # project starts, in the order they are asked for.
+        self._busy: Future[dict[str, set[str]]] = Future()
+        """Agent status → paths with stored nodes of that status (all but
+        ``idle``): asked when the swarm starts."""
+        self._active: Future[int] = Future()
+        """How many stored nodes are active: asked when indexing ends."""
         threading.Thread(
-            target=self._count, name="remora: tallying the store", daemon=True
+            target=self._tally, name="remora: tallying the store", daemon=True
         ).start()
 
-    def _count(self) -> None:
-        tally = _Tally(0, {})
+    def _tally(self) -> None:
+        busy: dict[str, set[str]] = {}
+        active = 0
         try:
             db = self._connect()
             try:
-                (active,) = db.execute(_ACTIVE).fetchone()
-                busy: dict[str, set[str]] = {}
                 for status, path in db.execute(_BUSY):
                     busy.setdefault(status, set()).add(path)
+                self._busy.set_result(busy)
+                (active,) = db.execute(_ACTIVE).fetchone()
             finally:
                 db.close()
-            tally = _Tally(int(active), busy)
         except Exception as error:  # whatever it is, nobody may wait forever
             log.error("cannot tally the store %s: %s", self.database.path, error)
         finally:
-            self._tally.set_result(tally)
+            if not self._busy.done():
+                self._busy.set_result(busy)
+            self._active.set_result(int(active))
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
@@ -177,29 +183,24 @@ class StoredGraph:
                 (status.value,),
             )
             return {path for (path,) in rows}
-        return set(self._tallied().busy.get(status.value, ()))
+        return set(self._tallied(self._busy, {}).get(status.value, ()))
 
     def stored_active(self) -> int:
         """How many stored nodes were active at start."""
-        return self._tallied().active
+        return self._tallied(self._active, 0)
 
-    def _tallied(self) -> _Tally:
+    def _tallied(self, tally: Future[T], otherwise: T) -> T:
         try:
-            return self._tally.result(timeout=TALLY_WAIT_S)
+            return tally.result(timeout=TALLY_WAIT_S)
         except TimeoutError:  # a store locked that long: count nothing, go on
             log.warning("tallying the store %s takes too long", self.database.path)
-            return _Tally(0, {})
+            return otherwise
 
     def close(self) -> None:
         """Close the connection (reopened if asked again)."""
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.close()
-
-
-class _Tally(NamedTuple):
-    active: int
-    busy: dict[str, set[str]]
 
 
 def _records(db: sqlite3.Connection) -> list[FileRecord]:
