@@ -32,7 +32,6 @@ from lsprotocol import types
 from remora_core.config import describe_problems, load_settings, merge
 from remora_core.project import Project
 
-from remora_lsp.control.server import serve_control
 from remora_lsp.convert import encoding_of
 from remora_lsp.editor import ControlEditor
 from remora_lsp.features.agents import follow_runs, install_presenter
@@ -208,6 +207,10 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     if project.root is None:
         return  # files outside every folder: nothing was built
     if not project.following and not project.closed:
+        # Imported here: the control socket (and every command it serves) is
+        # not needed before the workspace is indexed.
+        from remora_lsp.control.server import serve_control
+
         # Lives as long as the project: closing it removes the socket.
         project.watchers.spawn(
             serve_control(ls.app(project), ControlEditor(ls, project)),
