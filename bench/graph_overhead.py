@@ -199,9 +199,7 @@ async def overhead(work: Path, base_url: str) -> bool:
     project = await open_project(root, base_url)
     try:
         ids = largest(project, NODES)
-        print(
-            f"{project.graph.active_count()} nodes indexed; {len(ids)} targets"
-        )
+        print(f"{project.graph.active_count()} nodes indexed; {len(ids)} targets")
         await one_by_one_side(project, ids[:8])  # warm-up: the kernel import
         await forget_all(project, ids)
         graph_s: list[float] = []

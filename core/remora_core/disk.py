@@ -226,6 +226,8 @@ class DiskSync:
         (``NodeStore`` writes a node again only when it changed).
         """
         project = self.project
+        if project.store is None:
+            return False
         graph = project.graph
         snapshots = []
         for path in paths:
@@ -235,8 +237,6 @@ class DiskSync:
             nodes = [file_node, *graph.file_nodes(path, orphans=True)]
             record = FileRecord(path, file_node.id, None)  # not settled yet
             snapshots.append(FileSnapshot(record, nodes, []))
-        if project.store is None:
-            return False
         return await project.store.save_files(snapshots)
 
     async def reextract(self, paths: set[str]) -> None:
