@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PARENT_CHECK_S = 5.0
+GRAPH_POLL_S = 0.5
+"""How often to look whether a project's graph finished loading."""
 EXIT_GRACE_S = 10.0
 
 
@@ -218,6 +220,19 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
         )
     gc.collect()
     gc.freeze()
+    if not project.graph.complete:
+        ls.run_task(_freeze_when_loaded(project), name="freeze the graph")
+
+
+async def _freeze_when_loaded(project: Project) -> None:
+    """Freeze a lazily loaded graph too, once its background load is done
+    (``core/remora_core/store/graph_loading.py``): like the start-up heap, it
+    lives as long as the project, and full collections need not walk it.
+    """
+    while not project.graph.complete and not project.closed:
+        await asyncio.sleep(GRAPH_POLL_S)
+    if not project.closed:
+        gc.freeze()
 
 
 async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:

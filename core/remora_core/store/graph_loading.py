@@ -24,7 +24,6 @@ everything at once, as a changing or immutable store is simpler read whole.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import sqlite3
 import threading
@@ -244,6 +243,3 @@ async def fill_graph(
     while graph.load_some(FILL_BATCH):
         await asyncio.sleep(0)
     graph.detach()
-    # Like the start-up heap (``remora_lsp/features/lifecycle.py``): the loaded
-    # graph lives as long as the project, so full collections skip it.
-    gc.freeze()
