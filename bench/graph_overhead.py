@@ -209,7 +209,7 @@ async def overhead(work: Path, model: ModelServer) -> bool:
     project = await open_project(root, model.url)
     try:
         ids = largest(project, NODES)
-        print(f"{len(project.graph.nodes)} nodes indexed; {len(ids)} targets")
+        print(f"{project.graph.active_count()} nodes indexed; {len(ids)} targets")
         await one_by_one_side(project, ids[:8])  # warm-up: the kernel import
         await forget_all(project, ids)
         graph_s: list[float] = []

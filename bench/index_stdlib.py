@@ -17,6 +17,16 @@ The running Python's stdlib directory (without ``site-packages`` and
 - **first outline**: after each start's indexing ends, ``_pydecimal.py`` is
   opened and the time from ``didOpen`` to its first ``documentSymbol`` answer
   is taken (lazy loading must not move start-up cost to the first file).
+- **floor** (not a target): ``floor_server.py``, a pygls server that indexes
+  nothing, timed like the warm start (the best of three): what starting Python,
+  importing pygls and ``lsprotocol`` and answering ``initialize`` cost on this
+  machine, the part of the warm figure no work on Remora can remove.
+
+Python keeps compiled modules in ``__pycache__``; an installed package has
+them, but with ``PYTHONDONTWRITEBYTECODE`` set (as in some sandboxes) an
+editable install would compile Remora's own sources at every start (~0.1 s of
+CPU). Unless ``--no-compile`` is given, the script compiles them once first
+and says so; ``--no-compile`` measures the server as the environment leaves it.
 
 Targets (issue 17): cold <= ``TARGET_COLD_RATIO`` and warm <=
 ``TARGET_WARM_RATIO`` times the ``ast.parse`` peer of the same run, peak RSS
@@ -248,11 +258,15 @@ async def initialize(client: LspClient, workspace: Path) -> None:
     await client.notify("initialized", {})
 
 
-async def index_once(workspace: Path, label: str) -> IndexRun:
-    """Start remora-lsp on ``workspace`` and measure it until indexing ends."""
+async def index_once(
+    workspace: Path, label: str, command: list[str] | None = None
+) -> IndexRun:
+    """Start remora-lsp (or ``command``) on ``workspace`` and measure it until
+    indexing ends.
+    """
     run = IndexRun(label, log=LOGS / f"index_stdlib.{label}.stderr.log")
     run.log.unlink(missing_ok=True)
-    command = [str(Path(sys.executable).with_name("remora-lsp"))]
+    command = command or [str(Path(sys.executable).with_name("remora-lsp"))]
     client = LspClient()
     started = time.perf_counter()
     await client.start(command, cwd=workspace, stderr=run.log)
@@ -364,7 +378,7 @@ def print_run(run: IndexRun) -> None:
         print(f"        {text.splitlines()[0][:120]}")
 
 
-def report(cold: IndexRun, warm: IndexRun, peer: AstRun) -> int:
+def report(cold: IndexRun, warm: IndexRun, peer: AstRun, floor: float) -> int:
     """Print figures, ratio and targets; return the exit status."""
     print()
     print_run(cold)
@@ -372,6 +386,11 @@ def report(cold: IndexRun, warm: IndexRun, peer: AstRun) -> int:
     print(
         f"ast   {peer.seconds:>7.2f} s to read and ast.parse {peer.files} files "
         f"({peer.syntax_errors} syntax errors, {peer.undecodable} undecodable)"
+    )
+    print(
+        f"floor {floor:>7.2f} s for a pygls server that indexes nothing "
+        f"({floor / peer.seconds:.3f} x ast; warm minus floor "
+        f"{warm.seconds - floor:.2f} s)"
     )
     print()
     peak = max(cold.peak_rss_mb, warm.peak_rss_mb)
@@ -402,6 +421,26 @@ def report(cold: IndexRun, warm: IndexRun, peer: AstRun) -> int:
     return int(status)
 
 
+async def floor_seconds(workspace: Path) -> float:
+    """The best of three starts of ``floor_server.py`` to its progress end."""
+    command = [sys.executable, str(BENCH / "floor_server.py")]
+    seconds = []
+    for _ in range(3):
+        seconds.append((await index_once(workspace, "floor", command)).seconds)
+    return min(seconds)
+
+
+def compile_remora() -> None:
+    """Compile Remora's own modules, as an installed package has them."""
+    import compileall
+    import importlib.util
+
+    for name in ("remora_core", "remora_lsp"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            compileall.compile_dir(location, quiet=2)
+
+
 async def run(keep: bool) -> int:
     """Copy the stdlib, index it cold and warm, parse it with ``ast``."""
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -420,9 +459,11 @@ async def run(keep: bool) -> int:
         cold = await index_once(workspace, "cold")
         print("warm start ...", flush=True)
         warm = await index_once(workspace, "warm")
+        print("floor ...", flush=True)
+        floor = await floor_seconds(workspace)
         print("ast.parse peer ...", flush=True)
         peer = ast_parse_all(workspace)
-        return report(cold, warm, peer)
+        return report(cold, warm, peer, floor)
     finally:
         if keep:
             print(f"kept {tmp}")
@@ -436,9 +477,21 @@ def main() -> None:
     parser.add_argument(
         "--keep", action="store_true", help="keep the copied workspace afterwards"
     )
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="do not compile Remora's modules first (see the module docstring)",
+    )
     args = parser.parse_args()
     if not Path(sys.executable).with_name("remora-lsp").exists():
         sys.exit("remora-lsp not found: run this with the project's .venv/bin/python")
+    if not args.no_compile:
+        compile_remora()
+        if sys.flags.dont_write_bytecode:
+            print(
+                "PYTHONDONTWRITEBYTECODE is set: compiled Remora's modules first, "
+                "as an installed package has them (--no-compile: measure without)"
+            )
     sys.exit(asyncio.run(run(args.keep)))
 
 

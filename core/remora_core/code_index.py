@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,7 @@ from remora_core.model import CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
 from remora_core.store import FileRecord
+from remora_core.store.graph_loading import fill_graph, open_graph
 from remora_core.tasks import TaskSet
 from remora_core.text import LineIndex, PositionEncoding
 from remora_core.updates import FileUpdate, apply_extraction, move_file, orphan_file
@@ -105,12 +107,18 @@ class CodeIndex:
 
     # ---- lifecycle -------------------------------------------------------------
 
-    async def load(self, store: NodeStore) -> None:
-        """Take the graph the store holds; from now on changes are written there."""
+    async def load(self, store: NodeStore, *, lazy: bool = True) -> None:
+        """Take the graph the store holds; from now on changes are written there.
+
+        ``lazy`` (a store this process owns): only the file records are read
+        now; a file's definitions and edges come from the store on first use,
+        the rest in the background once the workspace is indexed
+        (``store/graph_loading.py``).
+        """
         self.store = store
-        files, nodes, edges = await store.load()
+        files = await open_graph(self.graph, store, lazy=lazy)
         self.records = {record.path: record for record in files}
-        self.graph.load(nodes, edges)
+        self.tasks.spawn(fill_graph(self.graph, self.indexed), name="load graph")
         for record in files:
             if record.status == "present":
                 self.modules.add(record.path)
@@ -321,8 +329,10 @@ class CodeIndex:
                 ):
                     self.apply(result.path, result)
 
-    async def save_dirty(self) -> None:
-        """Apply pending renames, then write every changed file, in batches."""
+    async def save_dirty(self, only: Iterable[str] | None = None) -> None:
+        """Apply pending renames, then write every changed file (of ``only``,
+        when given), in batches.
+        """
         await self.writes.save(
-            self.store, lambda path: snapshot(self.graph, self.records, path)
+            self.store, lambda path: snapshot(self.graph, self.records, path), only
         )

@@ -22,11 +22,12 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from remora_core.changes import Changes
+from remora_core.collector import collector_paused
 from remora_core.discovery import FileExtraction, SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
-from remora_core.model import NodeStatus
+from remora_core.store.nodes import FileRecord, FileSnapshot
 
 if TYPE_CHECKING:
     from remora_core.code_index import CodeIndex
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 
 YIELD_EVERY = 50
 """Files resolved between two yields to the event loop during start-up."""
+SAVE_EARLY = 200
+"""Parsed files whose nodes are written together while indexing goes on."""
 
 
 class DiskSync:
@@ -59,13 +62,11 @@ class DiskSync:
 
     def _current(self, path: str, digest: str) -> bool:
         record = self.index.records.get(path)
-        node = self.index.graph.file_node(path)
         return (
             record is not None
             and record.status == "present"
             and record.content_hash == digest
-            and node is not None
-            and node.status is NodeStatus.ACTIVE
+            and self.index.graph.has_active_file(path)
         )
 
     async def index_workspace(self, scanning: Awaitable[Scan] | None = None) -> None:
@@ -81,47 +82,52 @@ class DiskSync:
             sink.begin("Remora: indexing", f"scanning {index.root.name}")
         self.parsed = 0
         try:
-            async with index.lock:
-                found = await (
-                    scanning
-                    or asyncio.to_thread(
-                        scan,
-                        index.root,
-                        index.filter,
-                        index.config.discovery.max_file_bytes,
+            # Start-up builds most of the graph: no garbage collection meanwhile.
+            with collector_paused():
+                async with index.lock:
+                    found = await (
+                        scanning
+                        or asyncio.to_thread(
+                            scan,
+                            index.root,
+                            index.filter,
+                            index.config.discovery.max_file_bytes,
+                        )
                     )
-                )
-                self.stats = found.stats
-                for path, reason in found.skipped.items():
-                    if path in index.documents:
-                        continue
-                    if (gone := index.skip(path, reason)) is not None:
-                        await index.listener.announce(Changes.of_update(gone))
-                changed = [
-                    path
-                    for path, digest in found.hashes.items()
-                    if path not in index.documents and not self._current(path, digest)
-                ]
-                missing = [
-                    path
-                    for path, record in index.records.items()
-                    if record.status == "present"
-                    and path not in found.stats
-                    and path not in index.documents
-                ]
-                renamed = self._match_renames(changed, missing, found.hashes)
-                for path in missing:
-                    if (gone := index.forget(path)) is not None:
-                        await index.listener.announce(Changes.of_update(gone))
-                reshaped = await self._parse(changed, sink, len(found.hashes))
-                reshaped |= set(missing) | {p for pair in renamed for p in pair}
-                await index.reextract(index.dependents(reshaped))
-                await index.save_dirty()
+                    self.stats = found.stats
+                    for path, reason in found.skipped.items():
+                        if path in index.documents:
+                            continue
+                        if (gone := index.skip(path, reason)) is not None:
+                            await index.listener.announce(Changes.of_update(gone))
+                    changed = [
+                        path
+                        for path, digest in found.hashes.items()
+                        if path not in index.documents
+                        and not self._current(path, digest)
+                    ]
+                    missing = [
+                        path
+                        for path, record in index.records.items()
+                        if record.status == "present"
+                        and path not in found.stats
+                        and path not in index.documents
+                    ]
+                    renamed = self._match_renames(changed, missing, found.hashes)
+                    for path in missing:
+                        if (gone := index.forget(path)) is not None:
+                            await index.listener.announce(Changes.of_update(gone))
+                    reshaped, settled = await self._parse(
+                        changed, sink, len(found.hashes)
+                    )
+                    reshaped |= set(missing) | {p for pair in renamed for p in pair}
+                    await index.reextract(index.dependents(reshaped) - settled)
+                    await index.save_dirty()
         finally:
             seconds = time.perf_counter() - started
             summary = (
                 f"{len(self.stats)} files, {self.parsed} parsed, "
-                f"{sum(1 for _ in index.graph.active())} nodes in {seconds:.1f} s"
+                f"{index.graph.active_count()} nodes in {seconds:.1f} s"
             )
             log.info("indexed %s: %s", index.root, summary)
             if sink:
@@ -150,43 +156,98 @@ class DiskSync:
 
     async def _parse(
         self, paths: list[str], sink: ProgressSink | None, total: int
-    ) -> set[str]:
+    ) -> tuple[set[str], set[str]]:
         """Parse and apply ``paths``, edges once all are in; return the paths
-        whose set of nodes changed.
+        whose set of nodes changed, and those resolved once every file was in
+        (their edges are settled).
+
+        The nodes of parsed files are written while the rest are parsed (their
+        records without a content hash, so that a crash before the end leaves
+        them to parse again); the last save then adds records and edges.
         """
         index = self.index
         pending: list[tuple[FileExtraction, list[str]]] = []
         reshaped: set[str] = set()
         done = 0
-        async for batch in index.extractor.extract(paths):
-            for result in batch:
-                done += 1
-                if result.path in index.documents:
-                    continue
-                if isinstance(result, SkippedFile):
-                    if (gone := index.skip(result.path, result.reason)) is not None:
-                        await index.listener.announce(Changes.of_update(gone))
-                    reshaped.add(result.path)
-                    continue
-                known = index.graph.file_node(result.path) is not None
-                update = index.apply(result.path, result, resolve=False)
-                pending.append((result, update.ids))
-                if update.topology_changed:
-                    reshaped.add(result.path)
-                if known:  # changed since the last run (a first index is not)
-                    await index.listener.announce(Changes.of_update(update))
-            if sink:
-                sink.report(
-                    f"parsed {done}/{len(paths)} changed files of {total}",
-                    int(100 * done / len(paths)),
-                )
-        for count, (extraction, ids) in enumerate(pending, 1):
-            if extraction.path not in index.documents:
-                index.resolve(extraction.path, extraction, ids)
-            if count % YIELD_EVERY == 0:
-                await asyncio.sleep(0)
+        writes: list[asyncio.Task[bool]] = []
+        unwritten: list[str] = []
+        try:
+            async for batch in index.extractor.extract(paths):
+                for result in batch:
+                    done += 1
+                    if result.path in index.documents:
+                        continue
+                    if isinstance(result, SkippedFile):
+                        gone = index.skip(result.path, result.reason)
+                        if gone is not None:
+                            await index.listener.announce(Changes.of_update(gone))
+                        reshaped.add(result.path)
+                        continue
+                    known = index.graph.file_node(result.path) is not None
+                    update = index.apply(result.path, result, resolve=False)
+                    pending.append((result, update.ids))
+                    unwritten.append(result.path)
+                    if update.topology_changed:
+                        reshaped.add(result.path)
+                    if known:  # changed since the last run (a first index is not)
+                        await index.listener.announce(Changes.of_update(update))
+                if len(unwritten) >= SAVE_EARLY:
+                    writes.append(asyncio.ensure_future(self._save_nodes(unwritten)))
+                    unwritten = []
+                if sink:
+                    sink.report(
+                        f"parsed {done}/{len(paths)} changed files of {total}",
+                        int(100 * done / len(paths)),
+                    )
+        finally:
+            await asyncio.gather(*writes)
+        # Files are saved as soon as they are resolved, while the next ones are.
+        saving: asyncio.Task[None] | None = None
+        resolved: list[str] = []
+        try:
+            for count, (extraction, ids) in enumerate(pending, 1):
+                if extraction.path not in index.documents:
+                    index.resolve(extraction.path, extraction, ids)
+                    resolved.append(extraction.path)
+                if len(resolved) >= SAVE_EARLY:
+                    saving = asyncio.ensure_future(self._save_after(saving, resolved))
+                    resolved = []
+                if count % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+        finally:
+            if saving is not None:
+                await saving
         self.parsed += len(pending)
-        return reshaped
+        return reshaped, {extraction.path for extraction, _ in pending}
+
+    async def _save_after(
+        self, previous: Awaitable[None] | None, paths: list[str]
+    ) -> None:
+        """Save ``paths`` once the save before (``previous``) is done: one
+        after the other, as the store takes them anyway.
+        """
+        if previous is not None:
+            await previous
+        await self.index.save_dirty(only=paths)
+
+    async def _save_nodes(self, paths: list[str]) -> bool:
+        """Write the nodes of freshly parsed files; their edges (not resolved
+        yet) come with the last save, which then skips these nodes
+        (``NodeStore`` writes a node again only when it changed).
+        """
+        index = self.index
+        if index.store is None:
+            return False
+        graph = index.graph
+        snapshots = []
+        for path in paths:
+            file_node = graph.file_node(path)
+            if file_node is None or path in index.documents:
+                continue
+            nodes = [file_node, *graph.file_nodes(path, orphans=True)]
+            record = FileRecord(path, file_node.id, None)  # not settled yet
+            snapshots.append(FileSnapshot(record, nodes, []))
+        return await index.store.save_files(snapshots)
 
     async def files_changed(
         self,

@@ -140,7 +140,8 @@ class Engine:
                 if database.owner is not None:
                     follower = StoreFollower(index, store, database, disk)
                     await follower.begin()
-                await index.load(store)
+                # A follower reads the owner's store whole (it changes under it).
+                await index.load(store, lazy=follower is None)
             engine = cls(
                 index,
                 database,

@@ -8,7 +8,7 @@ moved file's rows move before its new state is written.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from remora_core.store import FileRecord, FileSnapshot
@@ -37,9 +37,13 @@ class IndexWrites:
         self.dirty.add(new)
 
     async def save(
-        self, store: NodeStore | None, snapshot: Callable[[str], FileSnapshot]
+        self,
+        store: NodeStore | None,
+        snapshot: Callable[[str], FileSnapshot],
+        only: Iterable[str] | None = None,
     ) -> None:
-        """Apply pending renames, then write every dirty file, in batches.
+        """Apply pending renames, then write every dirty file (of ``only``, when
+        given: start-up saves files as they are resolved), in batches.
 
         Without a store (memory only) the marks are dropped.
         """
@@ -50,7 +54,11 @@ class IndexWrites:
                 self._moves.pop(0)
         if not self.dirty:
             return
-        paths, self.dirty = sorted(self.dirty), set()
+        if only is None:
+            paths, self.dirty = sorted(self.dirty), set()
+        else:
+            paths = sorted(self.dirty.intersection(only))
+            self.dirty.difference_update(paths)
         if store is None:
             return
         for start in range(0, len(paths), SAVE_BATCH):

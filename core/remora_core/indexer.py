@@ -59,9 +59,10 @@ class Scan:
 def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
     """``(mtime_ns, size)`` of every indexed file (blocking)."""
     stats: dict[str, Stat] = {}
+    base = str(root)
     for path in list_sources(root, file_filter):
-        try:
-            info = (root / path).stat()
+        try:  # os.path, not pathlib: building a Path per file costs more
+            info = os.stat(os.path.join(base, path))
         except OSError:
             continue
         stats[path] = (info.st_mtime_ns, info.st_size)
@@ -73,9 +74,11 @@ def scan(root: Path, file_filter: FileFilter, max_bytes: int) -> Scan:
     hashes: dict[str, str] = {}
     skipped: dict[str, str] = {}
     stats = stat_sources(root, file_filter)
-    for path in stats:
+    base = str(root)
+    for path, (_, size) in stats.items():
         try:
-            hashes[path] = content_hash(read_source(root / path, max_bytes))
+            data = read_source(os.path.join(base, path), max_bytes, size=size)
+            hashes[path] = content_hash(data)
         except SourceSkipped as reason:
             skipped[path] = str(reason)
     return Scan(hashes, skipped, stats)

@@ -165,6 +165,7 @@ class Project:
         finally:
             if engine is not None:
                 await engine.close_store()
+            index.graph.detach()  # the lazy graph's own read-only connection
 
     async def ready(self) -> bool:
         """Wait until the stored graph is loaded; False if the project closed first."""

@@ -50,7 +50,7 @@ def _file_node(graph: CodeGraph, path: str, extraction: FileExtraction) -> CodeN
         if wanted and (holder is None or holder.status is NodeStatus.ORPHANED):
             file_id = wanted
         else:
-            file_id = new_id(graph.nodes.__contains__)
+            file_id = new_id(graph.known)
     prior = graph.get(file_id)
     return CodeNode(
         id=file_id,
@@ -79,7 +79,7 @@ def apply_extraction(
         assignment = assign_ids(
             extraction.definitions,
             previous.values(),
-            taken=graph.nodes.__contains__,
+            taken=graph.known,
             foreign_active=lambda i: (
                 (n := graph.get(i)) is not None
                 and n.status is NodeStatus.ACTIVE

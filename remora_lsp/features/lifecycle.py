@@ -32,7 +32,6 @@ from lsprotocol import types
 from remora_core.config import describe_problems, load_settings, merge
 from remora_core.project import Project
 
-from remora_lsp.control.server import serve_control
 from remora_lsp.convert import encoding_of
 from remora_lsp.editor import ControlEditor
 from remora_lsp.features.agents import follow_runs, install_presenter
@@ -50,6 +49,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PARENT_CHECK_S = 5.0
+GRAPH_POLL_S = 0.5
+"""How often to look whether a project's graph finished loading."""
 EXIT_GRACE_S = 10.0
 
 
@@ -206,7 +207,13 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     them keeps full garbage collections (latency spikes while typing) short.
     """
     await project.start()
-    if project.root is not None and not project.following and not project.closed:
+    if project.root is None:
+        return  # files outside every folder: nothing was built
+    if not project.following and not project.closed:
+        # Imported here: the control socket (and every command it serves) is
+        # not needed before the workspace is indexed.
+        from remora_lsp.control.server import serve_control
+
         # Lives as long as the project: closing it removes the socket.
         project.watchers.spawn(
             serve_control(ls.app(project), ControlEditor(ls, project)),
@@ -214,6 +221,19 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
         )
     gc.collect()
     gc.freeze()
+    if not project.graph.complete:
+        ls.run_task(_freeze_when_loaded(project), name="freeze the graph")
+
+
+async def _freeze_when_loaded(project: Project) -> None:
+    """Freeze a lazily loaded graph too, once its background load is done
+    (``core/remora_core/store/graph_loading.py``): like the start-up heap, it
+    lives as long as the project, and full collections need not walk it.
+    """
+    while not project.graph.complete and not project.closed:
+        await asyncio.sleep(GRAPH_POLL_S)
+    if not project.closed:
+        gc.freeze()
 
 
 async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from remora_core.model import (
     AgentStatus,
     CodeNode,
@@ -260,3 +262,72 @@ async def test_moving_a_file_rekeys_its_record_and_nodes(tmp_path):
         "rm_file0001": "new/place.py",
         "rm_func0001": "new/place.py",
     }
+
+
+# ---- saving only what changed ------------------------------------------------------
+
+_PATHS = ("a.py", "b.py")
+_IDS = tuple(f"rm_node000{i}" for i in range(4))
+_EDGES = tuple(
+    Edge(source, target, kind)
+    for source in _IDS[:2]
+    for target in _IDS[2:]
+    for kind in (EdgeKind.CALLS, EdgeKind.PARENT_OF)
+)
+
+
+@st.composite
+def _saves(draw):
+    """Steps of (path, {node id: version}, edges) for two files."""
+    steps = []
+    for _ in range(draw(st.integers(1, 6))):
+        path = draw(st.sampled_from(_PATHS))
+        ids = draw(st.lists(st.sampled_from(_IDS), unique=True, max_size=4))
+        versions = {i: draw(st.integers(0, 2)) for i in ids}
+        edges = draw(st.lists(st.sampled_from(_EDGES), unique=True, max_size=6))
+        steps.append((path, versions, edges))
+    return steps
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=_saves())
+async def test_saving_again_stores_what_a_whole_save_stores(tmp_path_factory, steps):
+    """A store re-saving files writes only the nodes that changed (also when
+    an id moves between files); what it then holds is what saving each step
+    whole gives.
+    """
+    made: dict[tuple[str, str, int], CodeNode] = {}
+
+    def snapshot(path: str, versions: dict[str, int], edges) -> FileSnapshot:
+        nodes = []
+        for node_id, version in versions.items():
+            key = (path, node_id, version)  # the same version is the same object
+            if key not in made:
+                made[key] = node(node_id, NodeKind.FUNCTION, f"f{version}", path=path)
+            nodes.append(made[key])
+        return FileSnapshot(
+            FileRecord(path, f"rm_{path[0]}file0001", "h"), nodes, edges
+        )
+
+    async def stored(root: Path, *, incremental: bool):
+        database = await Database.open(root)
+        try:
+            store = NodeStore(database)
+            for path, versions, edges in steps:
+                if not incremental:
+                    store = NodeStore(database)  # remembers nothing: writes all
+                assert await store.save_files([snapshot(path, versions, edges)])
+            files, nodes, _ = await NodeStore(database).load()
+            edges = await database.read(
+                lambda db: sorted(
+                    db.execute("SELECT from_id, to_id, kind, file_path FROM edges")
+                ),
+                "reading edges",
+            )
+        finally:
+            await database.close()
+        return files, sorted(nodes, key=lambda n: n.id), edges
+
+    incremental = await stored(tmp_path_factory.mktemp("a"), incremental=True)
+    whole = await stored(tmp_path_factory.mktemp("b"), incremental=False)
+    assert incremental == whole

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -212,8 +213,13 @@ def _signature(directory: Path) -> tuple[int, int, int] | None:
     return stat.st_mtime_ns, stat.st_size, tools
 
 
+@cache
 def _load_shipped() -> dict[str, Bundle]:
-    """Every shipped bundle; a broken one is a bug in Remora, logged and skipped."""
+    """Every shipped bundle; a broken one is a bug in Remora, logged and skipped.
+
+    Read once per process, when a bundle is first asked for: they are part of
+    the installed package, and parsing their YAML cost every project's start.
+    """
     shipped: dict[str, Bundle] = {}
     for directory in sorted(SHIPPED_DIR.iterdir()):
         if (directory / _FILE).is_file():
@@ -248,7 +254,6 @@ class BundleRegistry:
         self._untrusted_dir = None if trusted else directory
         """The repository's bundles, not loaded (to say so when one is asked for)."""
         self._notify = notify
-        self._shipped = _load_shipped()
         self._cache: dict[str, tuple[tuple[int, int, int], Bundle | None]] = {}
         self._reported: dict[object, str] = {}
         kinds = {kind.value for kind in NodeKind}
@@ -260,6 +265,10 @@ class BundleRegistry:
                 f"Remora: the bundles setting names unknown node kind(s) "
                 f"{', '.join(map(repr, wrong))}; kinds are {', '.join(sorted(kinds))}",
             )
+
+    @property
+    def _shipped(self) -> dict[str, Bundle]:
+        return _load_shipped()
 
     def names(self) -> list[str]:
         """Every bundle name available in this project, sorted."""

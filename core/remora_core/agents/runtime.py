@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from remora_core.trust import Trust
 
 log = logging.getLogger(__name__)
+
+PRELOAD_QUIET_S = 1.0
+"""How long nobody must have typed before the background preload begins."""
 
 
 class AgentRuntime:
@@ -96,6 +100,8 @@ class AgentRuntime:
         """Built on the first turn: pydantic-ai takes ~2 s to import, which must
         not delay the server's start-up."""
         self._kernel_lock = asyncio.Lock()
+        self._last_change = time.monotonic()
+        """When a file's nodes last changed (typing, mostly)."""
 
     async def start(self) -> None:
         """Load what the store holds (proposals, acceptances under way)."""
@@ -109,9 +115,16 @@ class AgentRuntime:
         kernel (pydantic-ai, ~2 s) and start the embedded model if agents use it
         (its load, seconds on a small machine). The first ask then waits only
         for whatever is still under way.
+
+        It waits until nobody has typed for :data:`PRELOAD_QUIET_S`: the
+        import holds the interpreter for seconds, and keystrokes meanwhile took
+        three times as long (``bench/document_symbol.py``).
         """
         if not self.services.config.model.preload:
             return
+        self._last_change = time.monotonic()
+        while (wait := self._last_change + PRELOAD_QUIET_S - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
         await self._load_kernel()
         await self.services.models.preload()
 
@@ -147,6 +160,7 @@ class AgentRuntime:
         """A file's nodes changed: proposals on them may have become stale
         (decided by the store's owner only: a follower leaves them alone).
         """
+        self._last_change = time.monotonic()
         if self.following:
             return
         if self.services.proposals.pending(path=path):

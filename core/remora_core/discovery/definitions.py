@@ -51,6 +51,7 @@ _CONTAINERS = frozenset(
     }
 )
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
+_IMPORTS = frozenset({"import_statement", "import_from_statement"})
 
 INLINE_ID = re.compile(rb"#\s*(rm_[a-z0-9]{8})\s*$")
 FILE_INLINE_ID = re.compile(rb"\A#\s*remora-file:\s*(rm_[a-z0-9]{8})\s*(?:\r?\n|\r|\Z)")
@@ -81,10 +82,18 @@ def content_end(node: tree_sitter.Node) -> tree_sitter.Node:
 class _Extractor:
     """One walk over one tree; collects :class:`Definition` objects in order."""
 
-    def __init__(self, text: bytes, lines: LineIndex, read_inline_ids: bool) -> None:
+    def __init__(
+        self,
+        text: bytes,
+        lines: LineIndex,
+        read_inline_ids: bool,
+        imports: list[tree_sitter.Node] | None = None,
+    ) -> None:
         self.text = text
         self.lines = lines
         self.read_inline_ids = read_inline_ids
+        self.imports = imports
+        """Where the import statements met on the way go, if anywhere."""
         self.found: list[Definition] = []
         self.node_ends: list[int] = []
         """End byte of each definition's whole node (trailing comments included)."""
@@ -125,6 +134,8 @@ class _Extractor:
                     self.walk(child, parent, scope)
             elif kind in _CONTAINERS:
                 self.walk(child, parent, scope)
+            elif kind in _IMPORTS and self.imports is not None:
+                self.imports.append(child)
 
     def add(
         self,
@@ -196,11 +207,43 @@ def extract_definitions(
     lines: LineIndex,
     *,
     read_inline_ids: bool = False,
+    imports: list[tree_sitter.Node] | None = None,
 ) -> list[Definition]:
-    """Every class and function of ``tree``, parents before children."""
-    extractor = _Extractor(text, lines, read_inline_ids)
+    """Every class and function of ``tree``, parents before children; the
+    import statements on the way are appended to ``imports`` when given (the
+    same statements :func:`import_statements` finds, for one walk instead of
+    two).
+    """
+    extractor = _Extractor(text, lines, read_inline_ids, imports)
     extractor.walk(tree.root_node, -1, "")
     return extractor.found
+
+
+class _ImportFinder(_Extractor):
+    """The definitions walk, finding import statements only."""
+
+    def add(
+        self,
+        outer: tree_sitter.Node,
+        definition: tree_sitter.Node,
+        parent: int,
+        scope: str,
+    ) -> None:
+        body = definition.child_by_field_name("body")
+        if body is not None:
+            self.walk(body, parent, scope)
+
+
+def import_statements(
+    tree: tree_sitter.Tree, text: bytes, lines: LineIndex
+) -> list[tree_sitter.Node]:
+    """Every import statement of ``tree`` where a statement may stand: in the
+    module, in blocks of compound statements and definitions, in ``ERROR``
+    nodes the parser recovered (the places the definitions walk visits).
+    """
+    found: list[tree_sitter.Node] = []
+    _ImportFinder(text, lines, False, found).walk(tree.root_node, -1, "")
+    return found
 
 
 def file_inline_id(text: bytes) -> str | None:

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from remora_core.discovery.definitions import extract_definitions, file_inline_id
+from remora_core.discovery.definitions import (
+    extract_definitions,
+    file_inline_id,
+    import_statements,
+)
 from remora_core.discovery.files import SourceSkipped, content_hash, read_source
 from remora_core.discovery.parser import parse
 from remora_core.discovery.references import (
@@ -77,10 +81,15 @@ def extract_tree(
         assert not with_references
     elif has_errors is None:
         has_errors = tree.root_node.has_error
+    statements: list[tree_sitter.Node] | None = None
     if definitions is None:
+        # One walk finds the definitions and the import statements.
+        statements = [] if tree is not None and with_references else None
         definitions = extract_definitions(
-            tree, text, lines, read_inline_ids=read_inline_ids
+            tree, text, lines, read_inline_ids=read_inline_ids, imports=statements
         )
+    if tree is not None and with_references and statements is None:
+        statements = import_statements(tree, text, lines)
     end_line = lines.line_of(len(text))
     last_line = text[lines.line_start(end_line) :]
     return FileExtraction(
@@ -89,7 +98,7 @@ def extract_tree(
         line_count=lines.line_count,
         definitions=definitions,
         calls=extract_calls(tree, definitions) if tree and with_references else [],
-        imports=extract_imports(tree) if tree and with_references else [],
+        imports=extract_imports(statements) if statements is not None else [],
         file_inline_id=file_inline_id(text) if read_inline_ids else None,
         has_errors=has_errors,
         has_references=with_references,

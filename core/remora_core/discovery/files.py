@@ -53,16 +53,22 @@ def check_source(data: bytes, max_bytes: int) -> None:
         ) from None
 
 
-def read_source(path: Path, max_bytes: int) -> bytes:
-    """Read a source file, raising :class:`SourceSkipped` when it must be skipped."""
+def read_source(path: Path | str, max_bytes: int, *, size: int | None = None) -> bytes:
+    """Read a source file, raising :class:`SourceSkipped` when it must be skipped.
+
+    ``size``: the file's size if it was just listed (saves a ``stat``; a file
+    that grew since is still refused by its length).
+    """
     try:
-        size = path.stat().st_size
+        if size is None:
+            size = os.stat(path).st_size
         if size > max_bytes:
             raise SourceSkipped(
                 f"larger than the limit of {max_bytes} bytes ({size} bytes; "
                 "raise discovery.max_file_bytes to index it)"
             )
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            data = file.read()
     except OSError as error:
         raise SourceSkipped(f"cannot be read ({error.strerror or error})") from None
     check_source(data, max_bytes)
@@ -136,6 +142,14 @@ class FileFilter:
         """Whether the file at ``relative`` is indexed."""
         return self.include.match_file(relative) and not self.excludes(relative)
 
+    def wants_listed(self, relative: str) -> bool:
+        """:meth:`wants` for a file found by :func:`list_sources`, whose
+        directories were each checked on the way down.
+        """
+        return self.include.match_file(relative) and not self.exclude.match_file(
+            relative
+        )
+
     def excludes(self, relative: str) -> bool:
         """Whether ``relative`` (a file, or a directory ending in ``/``) is excluded.
 
@@ -175,7 +189,7 @@ def list_sources(root: Path, file_filter: FileFilter) -> list[str]:
                         stack.append(relative + "/")
                 elif (
                     entry.is_file()
-                    and file_filter.wants(relative)
+                    and file_filter.wants_listed(relative)
                     and not (
                         entry.is_symlink()
                         and link_refusal(root, relative, file_filter.secrets)

@@ -70,7 +70,7 @@ class Nodes:
 
     def _by_prefix(self, prefix: str) -> CodeNode:
         graph = self._project.graph
-        found = [n for i, n in graph.nodes.items() if i.startswith(prefix)]
+        found = [n for n in graph.all_nodes() if n.id.startswith(prefix)]
         if not found:
             raise NotFound(f"no node id starts with {prefix}")
         if len(found) > 1:

@@ -51,14 +51,14 @@ class FileSnapshot:
     edges: list[Edge]
 
 
-_NODE_COLUMNS = (
+NODE_COLUMNS = (
     "id, kind, name, qualified_name, file_path, start_line, start_col, end_line, "
     "end_col, start_byte, end_byte, span_ascii, name_line, name_start_col, "
     "name_end_col, name_start_byte, name_end_byte, name_ascii, source_hash, "
     "parent_id, status, agent_status, updated_at"
 )
 _NODE_INSERT = (
-    f"INSERT OR REPLACE INTO nodes ({_NODE_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+    f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES ({', '.join('?' * 23)})"
 )
 
 
@@ -95,10 +95,11 @@ def _node_row(node: CodeNode, now: float) -> tuple[object, ...]:
 _KINDS = {kind.value: kind for kind in NodeKind}
 _STATUSES = {status.value: status for status in NodeStatus}
 _AGENT_STATUSES = {status.value: status for status in AgentStatus}
-_EDGE_KINDS = {kind.value: kind for kind in EdgeKind}
+EDGE_KINDS = {kind.value: kind for kind in EdgeKind}
 
 
-def _row_node(row: tuple) -> CodeNode:
+def row_node(row: tuple) -> CodeNode:
+    """The node of a ``nodes`` row read with :data:`NODE_COLUMNS`."""
     (
         id_, kind, name, qualified, path, sl, sc, el, ec, sb, eb, span_ascii,
         nl, nsc, nec, nsb, neb, name_ascii, source_hash, parent, status, agent, _,
@@ -119,10 +120,20 @@ def _row_node(row: tuple) -> CodeNode:
 
 
 class NodeStore:
-    """Repository of files, nodes and edges over a :class:`Database`."""
+    """Repository of files, nodes and edges over a :class:`Database`.
+
+    It remembers which node object it last wrote to each row (nodes are frozen:
+    a changed node is a new object), so saving a file again writes only the
+    nodes that changed: re-saving a file after an edit, or after its edges were
+    resolved, writes a few node rows instead of all of them.
+    """
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self._rows: dict[str, CodeNode] = {}
+        """Node id → the node object whose values its row holds, for rows this
+        store wrote. Used and changed only by the transactions that write
+        nodes (in the database thread); forgotten when one fails."""
 
     async def load(self) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
         """Everything stored, for a warm start (empty lists if unavailable)."""
@@ -138,11 +149,11 @@ class NodeStore:
                 )
             ]
             nodes = [
-                _row_node(tuple(row))
-                for row in db.execute(f"SELECT {_NODE_COLUMNS} FROM nodes").fetchall()
+                row_node(tuple(row))
+                for row in db.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
             ]
             edges = [
-                Edge(f, t, _EDGE_KINDS[k])
+                Edge(f, t, EDGE_KINDS[k])
                 for f, t, k in db.execute(
                     "SELECT from_id, to_id, kind FROM edges WHERE kind != 'parent_of'"
                 ).fetchall()
@@ -180,14 +191,14 @@ class NodeStore:
             ).fetchall()
             for path, file_id, digest, status, reason, written in rows:
                 nodes = [
-                    _row_node(tuple(row))
+                    row_node(tuple(row))
                     for row in db.execute(
-                        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_path = ?",
+                        f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ?",
                         (path,),
                     )
                 ]
                 edges = [
-                    Edge(f, t, _EDGE_KINDS[k])
+                    Edge(f, t, EDGE_KINDS[k])
                     for f, t, k in db.execute(
                         "SELECT from_id, to_id, kind FROM edges "
                         "WHERE file_path = ? AND kind != 'parent_of'",
@@ -225,9 +236,10 @@ class NodeStore:
                     for s in batch
                 ],
             )
-            db.executemany(
-                _NODE_INSERT, [_node_row(n, now) for s in batch for n in s.nodes]
-            )
+            rows = self._rows
+            changed = [n for s in batch for n in s.nodes if rows.get(n.id) is not n]
+            db.executemany(_NODE_INSERT, [_node_row(n, now) for n in changed])
+            rows.update((n.id, n) for n in changed)
             db.executemany("DELETE FROM edges WHERE file_path = ?", paths)
             db.executemany(
                 "INSERT OR IGNORE INTO edges (from_id, to_id, kind, file_path) "
@@ -240,12 +252,21 @@ class NodeStore:
             )
             return True
 
-        return bool(await self.database.transaction(work, "saving nodes"))
+        try:
+            saved = await self.database.transaction(work, "saving nodes")
+        except BaseException:
+            self._rows.clear()  # rolled back, or perhaps: nothing is known
+            raise
+        if not saved:
+            self._rows.clear()
+        return bool(saved)
 
     async def set_agent_statuses(self, statuses: dict[str, AgentStatus]) -> None:
         """Record what some nodes' agents are doing."""
 
         def work(db: sqlite3.Connection) -> None:
+            for node_id in statuses:  # its row no longer holds that object
+                self._rows.pop(node_id, None)
             db.executemany(
                 SET_AGENT_STATUS_SQL,
                 [(status.value, node_id) for node_id, status in statuses.items()],
@@ -257,6 +278,7 @@ class NodeStore:
         """Re-key a renamed file's record, nodes and edges."""
 
         def work(db: sqlite3.Connection) -> bool:
+            self._rows.clear()  # rows move under the objects written to them
             db.execute("DELETE FROM files WHERE path = ?", (new,))
             db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
             db.execute("UPDATE nodes SET file_path = ? WHERE file_path = ?", (new, old))

@@ -191,8 +191,8 @@ class Swarm:
             self.set_agent_status(node_id, AgentStatus.IDLE)
         # No turn runs yet: an agent still shown running is a status whose
         # ``idle`` never reached the store before the process died.
-        for node in list(self.graph.active()):
-            if node.agent_status is AgentStatus.RUNNING:
+        for node in self.graph.with_agent_status(AgentStatus.RUNNING):
+            if node.status is NodeStatus.ACTIVE:
                 self.set_agent_status(node.id, AgentStatus.IDLE)
 
     async def close(self) -> None:
