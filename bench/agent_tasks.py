@@ -125,15 +125,31 @@ class ModelLog:
         """Forget what was logged so far."""
         self.offset = self.path.stat().st_size if self.path.exists() else 0
 
-    def account(self, outcome: Outcome) -> None:
-        """Add what was logged since the last read to ``outcome``."""
+    def _read(self) -> bytes:
         if not self.path.exists():
-            return
+            return b""
         with self.path.open("rb") as file:
             file.seek(self.offset)
-            text = file.read().decode("utf-8", "replace")
-            self.offset = file.tell()
-        for kind, ms, tokens in TIMING.findall(text):
+            return file.read()
+
+    async def account(self, outcome: Outcome) -> None:
+        """Add what was logged since the last read to ``outcome``.
+
+        llama.cpp writes a request's timing lines after it answered: wait (up
+        to a second) for one pair per model request, or they would be counted
+        for the next task.
+        """
+        data = self._read()
+        for _ in range(20):
+            if (
+                len(TIMING.findall(data.decode("utf-8", "replace")))
+                >= 2 * outcome.requests
+            ):
+                break
+            await asyncio.sleep(0.05)
+            data = self._read()
+        self.offset += len(data)
+        for kind, ms, tokens in TIMING.findall(data.decode("utf-8", "replace")):
             outcome.model_s += float(ms) / 1000
             if kind == "prompt eval":
                 outcome.prompt_tokens += int(tokens)
@@ -362,7 +378,7 @@ async def through_server(
                 outcome = await ask(client, root, task)
             except Exception as error:  # a bench problem, not the agent's
                 outcome = Outcome(task.name, "server", "error", why=repr(error))
-            model_log.account(outcome)
+            await model_log.account(outcome)
             outcomes.append(outcome)
             yield_row(outcome)
     finally:
@@ -434,7 +450,7 @@ async def through_peer(tasks: list[Task], local: LocalModel) -> list[Outcome]:
             outcome = await bare(task, model)
         except Exception as error:
             outcome = Outcome(task.name, "peer", "error", why=repr(error))
-        model_log.account(outcome)
+        await model_log.account(outcome)
         outcomes.append(outcome)
         yield_row(outcome)
     await client.close()
