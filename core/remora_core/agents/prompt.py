@@ -89,7 +89,7 @@ def _about(context: AgentContext) -> str:
 
 
 def _source_part(context: AgentContext) -> str:
-    source = f"```python\n{context.own_source()}\n```"
+    source = f"```python\n{context.shown_own_source()}\n```"
     if context.base is not None and context.base.status == "pending":
         return (
             "Your source, with the change an earlier step proposed (pending "
@@ -139,7 +139,7 @@ def describe_event(
         if not changed:
             return "Your source was changed by a person."
         shown = [
-            f"{_ref(n)} now reads:\n```python\n{context.services.source_of(n)}\n```"
+            f"{_ref(n)} now reads:\n```python\n{context.services.shown_source(n)}\n```"
             for n in changed
             if n is not None
         ]

@@ -315,7 +315,7 @@ async def read_node(context: AgentContext, node_id: str) -> str:
     if is_secret(node.file_path, context.services.config.secrets.exclude):
         raise ToolError(f"{node.file_path} matches secrets.exclude; not shown")
     ref = node_ref(node)
-    source = context.services.source_of(node)
+    source = context.services.shown_source(node)
     return f"{json.dumps(ref)}\n```python\n{source}\n```"
 
 
