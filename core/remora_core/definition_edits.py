@@ -84,6 +84,15 @@ def prepare_rewrite(
             shift(source.lines, source.strings, add=prefix, start=1) or source.lines
         )
         replacement = newline.join(placed)
+    return replacement, rewrite_diff(node, file_text, replacement)
+
+
+def rewrite_diff(node: CodeNode, file_text: bytes, replacement: str) -> str:
+    """The file's diff when ``replacement`` (placed text) takes ``node``'s bytes.
+
+    ProposalError if it changes nothing, or adds hidden characters.
+    """
+    old = _current_text(node, file_text)
     if replacement == old:
         raise ProposalError("no change: the new source is identical to the current one")
     if _squash(replacement) == _squash(old):
@@ -95,8 +104,9 @@ def prepare_rewrite(
         raise ProposalError(hidden)
     start = _char_offset(file_text, node.span.start_byte)
     end = start + len(old)
+    text = file_text.decode("utf-8", "replace")
     diff = region_diff(node.file_path, text, start, end, replacement)
-    return replacement, shown_diff(diff, replacement)
+    return shown_diff(diff, replacement)
 
 
 def at_column_zero(source: str, prefix: str) -> str:

@@ -30,6 +30,7 @@ from remora_core.agents.guarding import check_rewrite, refuse_new_node
 from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
+from remora_core.definition_edits import rewrite_diff
 from remora_core.events.models import (
     LimitReached,
     RewriteProposed,
@@ -257,7 +258,11 @@ async def rewrite_self(
     # but the hints the step before it added are not its doing).
     base = context.base
     before = base.new_source if base is not None and base.status == "pending" else old
-    guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
+    checked, guarded = check_rewrite(
+        context, text, node.span.start_byte, before, replacement
+    )
+    if checked != replacement:  # the asked part grafted onto the code
+        replacement, diff = checked, rewrite_diff(node, text, checked)
     proposal = _proposal(
         context,
         node,
