@@ -52,7 +52,7 @@ from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
-from remora_core.agents.fenced import FencedError, parse_reply
+from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
@@ -200,8 +200,14 @@ class AgentKernel:
         if endpoint.temperature is not None:
             settings["temperature"] = endpoint.temperature
         extra = dict(endpoint.extra_body)
-        if endpoint.protocol == "fenced" and context.bundle.grammar:
-            extra.setdefault("grammar", context.bundle.grammar)
+        if endpoint.protocol == "fenced":
+            # The embedded model is llama.cpp: the protocol's grammar ends its
+            # reply at the code block (another server may not take a grammar).
+            grammar = context.bundle.grammar or (
+                FENCED_GRAMMAR if endpoint.local else None
+            )
+            if grammar:
+                extra.setdefault("grammar", grammar)
         if extra:
             settings["extra_body"] = extra
         return settings  # type: ignore[return-value]

@@ -54,7 +54,7 @@ def system_prompt(context: AgentContext, protocol: str) -> str:
     shared = [INTRODUCTION, rules]
     if bundle_text := context.bundle.system_prompt.strip():
         shared.append("Instructions:\n" + bundle_text)
-    return "\n\n".join([*shared, _about(context)])
+    return "\n\n".join([*shared, _about(context, protocol)])
 
 
 INTRODUCTION = (
@@ -63,20 +63,31 @@ INTRODUCTION = (
 )
 
 
-def _about(context: AgentContext) -> str:
+def _about(context: AgentContext, protocol: str) -> str:
     """Everything about this node: who, where, neighbours, extras, source."""
     services, node = context.services, context.node
     graph = services.graph
-    parent = graph.get(node.parent_id) if node.parent_id else None
-    where = f"{node.file_path}, line {node.span.start_line + 1}"
-    lines = [
-        f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
-        f"in {where}.",
-        f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
-    ]
-    if callers := graph.callers(node.id):
+    if protocol == "fenced":
+        # What a small model can use, no more: its own id, line number and
+        # parent's id are never needed in a reply (ASK_PARENT takes no id; a
+        # method's qualified name names its class), and each costs prompt
+        # tokens read on every ask (~30 of ~85 per node part).
+        lines = [
+            f"You are the {node.kind.value} `{node.qualified_name}` in "
+            f"{node.file_path}."
+        ]
+    else:
+        parent = graph.get(node.parent_id) if node.parent_id else None
+        where = f"{node.file_path}, line {node.span.start_line + 1}"
+        lines = [
+            f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
+            f"in {where}.",
+            f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
+        ]
+    # A recursive function is not its own caller or callee worth listing.
+    if callers := [n for n in graph.callers(node.id) if n.id != node.id]:
         lines.append(f"Called by: {_listed(callers)}.")
-    if callees := graph.callees(node.id):
+    if callees := [n for n in graph.callees(node.id) if n.id != node.id]:
         lines.append(f"Calls: {_listed(callees)}.")
     parts = ["\n".join(lines)]
     extensions = [e.system_prompt.strip() for e in context.extensions]
