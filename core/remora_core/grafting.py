@@ -58,8 +58,10 @@ class _Edit:
     text: str
 
 
-class _Source:
-    """A definition's text, wrapped so that it parses at any indentation."""
+class DefinitionText:
+    """A definition's text, parsed, with its AST positions in characters
+    (wrapped in a block when its later lines carry the file's indentation).
+    """
 
     def __init__(self, text: str, indent: str) -> None:
         # As the guard parses it: as it is, else inside a block at ``indent``
@@ -75,6 +77,7 @@ class _Source:
         self.lines = self.text.split("\n")
 
     def definition(self) -> Definition | None:
+        """The one function or class the text defines, else None."""
         body = self.tree.body
         if self.prefix:
             body = body[0].body if isinstance(body[0], ast.If) else []
@@ -87,12 +90,19 @@ class _Source:
         text = self.lines[line - 1]
         return line - 1, len(text.encode("utf-8")[:byte_column].decode("utf-8"))
 
+    def offset(self, position: tuple[int, int]) -> int:
+        """A (0-based line, character column) as an offset in :attr:`text`."""
+        line, column = position
+        return sum(len(text) + 1 for text in self.lines[:line]) + column
+
     def span(self, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+        """A node's (start, end) as (0-based line, character column)."""
         start = self.char(node.lineno, node.col_offset)  # type: ignore[attr-defined]
         end = self.char(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         return start, end
 
     def segment(self, node: ast.AST) -> str:
+        """A node's text."""
         (line, column), (end_line, end_column) = self.span(node)
         if line == end_line:
             return self.lines[line][column:end_column]
@@ -107,6 +117,7 @@ class _Source:
         return text[: len(text) - len(text.lstrip(" \t"))]
 
     def apply(self, edits: list[_Edit]) -> str:
+        """The original text (unwrapped) with ``edits`` made."""
         lines = list(self.lines)
         for edit in sorted(edits, key=lambda e: e.start, reverse=True):
             (line, column), (end_line, end_column) = edit.start, edit.end
@@ -115,7 +126,8 @@ class _Source:
         return "\n".join(lines)[len(self.prefix) :]
 
 
-def _docstring(definition: Definition) -> ast.Constant | None:
+def docstring_of(definition: Definition) -> ast.Constant | None:
+    """The string of a definition's own docstring statement, if it has one."""
     body = definition.body
     if (
         body
@@ -129,7 +141,7 @@ def _docstring(definition: Definition) -> ast.Constant | None:
 
 def _strings_in_code(definition: Definition) -> set[str]:
     """The string constants of a definition, its own docstring left out."""
-    own = _docstring(definition)
+    own = docstring_of(definition)
     return {
         inspect.cleandoc(node.value)
         for node in ast.walk(definition)
@@ -139,13 +151,13 @@ def _strings_in_code(definition: Definition) -> set[str]:
     }
 
 
-def _docstring_edit(old: _Source, new: _Source) -> _Edit | None:
+def _docstring_edit(old: DefinitionText, new: DefinitionText) -> _Edit | None:
     old_def, new_def = old.definition(), new.definition()
     assert old_def is not None and new_def is not None
-    doc = _docstring(new_def)
+    doc = docstring_of(new_def)
     if doc is None or len(doc.value.strip()) == 0:
         return None
-    before = _docstring(old_def)
+    before = docstring_of(old_def)
     if before is not None and before.value == doc.value:
         return None
     if inspect.cleandoc(doc.value) in _strings_in_code(old_def):
@@ -169,7 +181,8 @@ def _docstring_edit(old: _Source, new: _Source) -> _Edit | None:
     return _Edit((line_start[0], 0), (line_start[0], 0), f"{ours}{text}\n")
 
 
-def _arguments(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+def arguments_of(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Every parameter of a function, ``*args`` and ``**kwargs`` last."""
     args = definition.args
     found = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     found += [a for a in (args.vararg, args.kwarg) if a is not None]
@@ -185,7 +198,7 @@ def _names_known(annotation: ast.expr, old: ast.AST) -> bool:
     return all(name in known or hasattr(builtins, name) for name in used)
 
 
-def _parameters_end(old: _Source, definition: ast.AST) -> tuple[int, int] | None:
+def parameters_end(old: DefinitionText, definition: ast.AST) -> tuple[int, int] | None:
     """Where the parameter list's closing parenthesis ends (characters)."""
     line = definition.lineno  # type: ignore[attr-defined]
     text = "\n".join(old.lines[line - 1 :]) + "\n"
@@ -206,15 +219,15 @@ def _parameters_end(old: _Source, definition: ast.AST) -> tuple[int, int] | None
     return None
 
 
-def _hint_edits(old: _Source, new: _Source) -> list[_Edit]:
+def _hint_edits(old: DefinitionText, new: DefinitionText) -> list[_Edit]:
     old_def, new_def = old.definition(), new.definition()
     if not isinstance(old_def, ast.FunctionDef | ast.AsyncFunctionDef):
         return []
     if not isinstance(new_def, ast.FunctionDef | ast.AsyncFunctionDef):
         return []
-    theirs = {a.arg: a.annotation for a in _arguments(new_def) if a.annotation}
+    theirs = {a.arg: a.annotation for a in arguments_of(new_def) if a.annotation}
     edits: list[_Edit] = []
-    for argument in _arguments(old_def):
+    for argument in arguments_of(old_def):
         hint = theirs.get(argument.arg)
         if hint is None or not _names_known(hint, old_def):
             continue
@@ -237,7 +250,7 @@ def _hint_edits(old: _Source, new: _Source) -> list[_Edit]:
             if old.segment(old_def.returns) != text:
                 start, end = old.span(old_def.returns)
                 edits.append(_Edit(start, end, text))
-        elif (where := _parameters_end(old, old_def)) is not None:
+        elif (where := parameters_end(old, old_def)) is not None:
             edits.append(_Edit(where, where, f" -> {text}"))
     return edits
 
@@ -253,7 +266,7 @@ def graft(guard: Guard, old: str, new: str, indent: str = "") -> Grafted | None:
     if not guard.kinds <= _GRAFTABLE:
         return None
     try:
-        before, after = _Source(old, indent), _Source(new, indent)
+        before, after = DefinitionText(old, indent), DefinitionText(new, indent)
     except (SyntaxError, ValueError, RecursionError):
         return None
     old_def, new_def = before.definition(), after.definition()

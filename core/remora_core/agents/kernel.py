@@ -13,8 +13,11 @@ in the endpoint's protocol:
 
 Before the model runs, the turn gets its intent guard (``guarding.py``): a
 rewrite that changes more than a docstring / annotations / names when that is
-all the request asked for is refused once with the reason, and a second such
-rewrite ends the turn with a message saying what was asked and what changed.
+all the request asked for is refused once with the reason; a second such
+rewrite becomes the asked part alone grafted onto the code, or ends the turn
+with a message saying what was asked and what changed. On the embedded model
+a fenced reply is written under a grammar: a guarded turn's keeps the code
+(``guided.py``), any other ends at its code block.
 
 Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
 retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``
@@ -54,6 +57,7 @@ from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
+from remora_core.agents.guided import keep_code_grammar
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
@@ -201,10 +205,8 @@ class AgentKernel:
             settings["temperature"] = endpoint.temperature
         extra = dict(endpoint.extra_body)
         if endpoint.protocol == "fenced":
-            # The embedded model is llama.cpp: the protocol's grammar ends its
-            # reply at the code block (another server may not take a grammar).
             grammar = context.bundle.grammar or (
-                FENCED_GRAMMAR if endpoint.local else None
+                _local_grammar(context) if endpoint.local else None
             )
             if grammar:
                 extra.setdefault("grammar", grammar)
@@ -378,6 +380,18 @@ class AgentKernel:
             )
             follow_up.append(text)
         return follow_up, retry
+
+
+def _local_grammar(context: AgentContext) -> str:
+    """The grammar of a fenced turn on the embedded model (llama.cpp; another
+    server may not take one): a guarded turn's reply keeps the code
+    (``guided.py``), any other ends at its code block (``FENCED_GRAMMAR``).
+    """
+    if context.guard is not None:
+        grammar = keep_code_grammar(context.guard, context.shown_own_source())
+        if grammar is not None:
+            return grammar
+    return FENCED_GRAMMAR
 
 
 REFUSED_BY_PYDANTIC_AI = ("validation_error", "unknown_tool", "unavailable_tool")
