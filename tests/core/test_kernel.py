@@ -80,8 +80,14 @@ async def test_fenced_invalid_code_gets_one_retry(shop):
     results = of_type(events, "tool_result")
     assert [r.ok for r in results] == [False, True]
     assert "parse" in results[0].summary.lower()
-    retry = shop.server.messages(1)[-1]["content"]
-    assert "corrected complete source" in retry
+    # The retry asks again with the reason; the refused reply is left out (a
+    # small model shown its own reply sends it again).
+    retry = shop.server.messages(1)
+    assert [m["role"] for m in retry] == ["system", "user"]
+    assert retry[-1]["content"].startswith(
+        "Add a docstring.\n\nYour last reply was refused: your code does not parse"
+    )
+    assert "corrected complete source" in retry[-1]["content"]
     assert of_type(events, "rewrite_proposed")
 
 

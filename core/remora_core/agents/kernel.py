@@ -312,7 +312,6 @@ class AgentKernel:
             usage = result.usage
             used_requests += usage.requests
             used_tokens += usage.total_tokens or 0
-            messages = result.all_messages()
             try:
                 reply = parse_reply(result.output)
             except FencedError as error:
@@ -320,11 +319,18 @@ class AgentKernel:
                     raise TurnFailed(
                         f"The model's reply did not follow the fenced protocol: {error}"
                     ) from None
-                retried, prompt = True, str(error)
+                retried, prompt = True, _asked_again(prompt, str(error))
                 continue
             answer = reply.text
             follow_up, retry = await self._act(context, reply, retried)
             retried = retried or retry
+            if retry:
+                # The refused reply is left out of the retry: a small model at
+                # temperature 0 shown its own reply sends it again, whatever it
+                # is told; asked again with the reason, it may not.
+                prompt = _asked_again(prompt, "\n\n".join(follow_up))
+                continue
+            messages = result.all_messages()
             if not follow_up:
                 return answer or _summary(context), messages
             prompt = "\n\n".join(follow_up)
@@ -348,8 +354,8 @@ class AgentKernel:
             if not ok and not retried:
                 retry = True
                 follow_up.append(
-                    f"{text}\nReply again with your corrected complete source in "
-                    "one ```python block."
+                    f"{text.removeprefix('Error: ')}\nReply again with your "
+                    "corrected complete source in one ```python block."
                 )
             elif not ok:  # refused again: say so, rather than "completed"
                 raise TurnFailed(
@@ -380,6 +386,13 @@ class AgentKernel:
             )
             follow_up.append(text)
         return follow_up, retry
+
+
+def _asked_again(asked: str, reason: str) -> str:
+    """The input of a fenced retry: what was asked, then why the reply was not
+    taken and what to send instead.
+    """
+    return f"{asked}\n\nYour last reply was refused: {reason}"
 
 
 def _local_grammar(context: AgentContext) -> str:
