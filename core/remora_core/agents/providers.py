@@ -209,7 +209,9 @@ class ModelResolver:
         async with self._lock:
             if self.local is None:
                 self.local = LocalModel(
-                    cache_dir=self.cache_dir, log_path=self.log_path
+                    cache_dir=self.cache_dir,
+                    log_path=self.log_path,
+                    threads=self.settings.threads,
                 )
         try:
             url = await self.local.ensure_started()
