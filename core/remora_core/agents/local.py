@@ -179,6 +179,14 @@ def _healthy(address: str) -> bool:
         return False
 
 
+def _post(url: str, body: dict[str, object]) -> None:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with _DIRECT.open(request, timeout=120) as response:
+        response.read()
+
+
 _LIVE: set[subprocess.Popen[bytes]] = set()
 
 
@@ -252,6 +260,29 @@ class LocalModel:
                     f"{error}. REMORA_CACHE_DIR chooses another folder."
                 ) from error
             return self._base_url
+
+    async def read_ahead(self, system: str) -> None:
+        """Read a system prompt into llama.cpp's prompt cache (one token out).
+
+        Later requests whose prompt starts with it read only the rest. Best
+        effort: a failure is only logged.
+        """
+        base_url = self.base_url
+        if base_url is None:
+            return
+        body = {
+            "model": self.model_name,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": ""},
+            ],
+            "max_tokens": 1,
+            "temperature": 0,
+        }
+        try:
+            await asyncio.to_thread(_post, f"{base_url}/chat/completions", body)
+        except (OSError, ValueError) as error:
+            log.info("the local model did not read the prompt ahead: %s", error)
 
     async def stop(self) -> None:
         """Stop the child: terminate, then kill after a timeout. Idempotent."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from remora_core.agents.fenced import FENCED_RULES
 
 if TYPE_CHECKING:
+    from remora_core.agents.bundles import Bundle
     from remora_core.agents.context import AgentContext
     from remora_core.codegraph import CodeGraph
     from remora_core.events.models import Event
@@ -50,11 +51,18 @@ def _listed(nodes: list[CodeNode]) -> str:
 
 def system_prompt(context: AgentContext, protocol: str) -> str:
     """The system prompt of the agent taking this turn: shared part, then own."""
+    return shared_prompt(context.bundle, protocol) + _about(context, protocol)
+
+
+def shared_prompt(bundle: Bundle, protocol: str) -> str:
+    """What the system prompt of every agent of ``bundle`` starts with (the
+    embedded model reads it ahead at start-up: ``model.preload``).
+    """
     rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
     shared = [INTRODUCTION, rules]
-    if bundle_text := context.bundle.system_prompt.strip():
+    if bundle_text := bundle.system_prompt.strip():
         shared.append("Instructions:\n" + bundle_text)
-    return "\n\n".join([*shared, _about(context, protocol)])
+    return "\n\n".join(shared) + "\n\n"
 
 
 INTRODUCTION = (
