@@ -59,6 +59,9 @@ def test_demo_prints_the_outline_with_stable_ids(tmp_path):
     if "event rewrite_proposed" in first:
         assert re.search(r"Proposal pr_[0-9a-f]{12} \(pending\):", first)
         assert "+++ b/inventory/pricing.py" in first
+        # A proposal keeps behaviour: the guard says so (never a silent change).
+        assert "  ✓ docstring-only: code unchanged except docstrings" in first
+        assert "-    return with_vat" not in first
         assert "Accepting it" in first and "Nothing was applied." in first
     else:
         assert "refused" in first or "agent_failed" in first
