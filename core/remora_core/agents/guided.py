@@ -30,6 +30,7 @@ import ast
 from dataclasses import dataclass
 
 from remora_core.grafting import (
+    Definition,
     DefinitionText,
     arguments_of,
     docstring_of,
@@ -102,14 +103,14 @@ def keep_code_pieces(guard: Guard, source: str) -> list[Piece] | None:
 
 
 def _docstring_cut(
-    text: DefinitionText, definition: ast.AST
+    text: DefinitionText, definition: Definition
 ) -> tuple[int, int, Slot] | None:
-    old = docstring_of(definition)  # type: ignore[arg-type]
+    old = docstring_of(definition)
     if old is not None:
         start, end = text.span(old)
         slot = Slot('"\\"\\"\\"" doc "\\"\\"\\""', text.segment(old), "docstring")
         return text.offset(start), text.offset(end), slot
-    first = definition.body[0]  # type: ignore[attr-defined]
+    first = definition.body[0]
     line, column = text.char(first.lineno, first.col_offset)
     if text.lines[line][:column].strip():
         return None  # the body shares the header's line
