@@ -38,7 +38,8 @@ Remora adds (its prompt, graph context, protocol, checks, events, store).
 Targets per set (issue 14): >= 11/12 satisfied, 12/12 ended in a proposal or a
 clear failure, median <= 3 s, server/peer median ratio <= 1.3. Exit status 1 if
 one fails. ``--set a|b`` runs one set, ``--task NAME`` one task, ``--no-peer``
-skips the floor, ``-v`` prints each proposal and the peer's replies.
+skips the floor, ``--threads N`` sets the model's threads on both sides (the
+only setting then given), ``-v`` prints each proposal and the peer's replies.
 """
 
 from __future__ import annotations
@@ -441,8 +442,8 @@ async def bare(task: Task, model: Any) -> Outcome:
 class Peer:
     """The floor: the same model in its own llama.cpp child, called bare."""
 
-    def __init__(self, workdir: Path) -> None:
-        self.local = LocalModel(log_path=workdir / "peer-model.log")
+    def __init__(self, workdir: Path, threads: int | None) -> None:
+        self.local = LocalModel(log_path=workdir / "peer-model.log", threads=threads)
         self.model: Any = None
         self.client: Any = None
         self.log = ModelLog(self.local.log_path)
@@ -554,7 +555,8 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
     )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-") as tmp:
         workdir = Path(tmp)
-        floor = Peer(workdir) if peer else None
+        threads = ((options or {}).get("model") or {}).get("threads")
+        floor = Peer(workdir, threads) if peer else None
         try:
             if floor is not None:
                 await floor.start()
@@ -594,10 +596,17 @@ def main() -> None:
         choices=("fenced", "tools"),
         help="override the protocol (the only setting given; default: none)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="the model's threads on both sides (model.threads; default: none)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     VERBOSE = args.verbose
-    options = {"model": {"protocol": args.protocol}} if args.protocol else None
+    model = {"protocol": args.protocol, "threads": args.threads}
+    model = {key: value for key, value in model.items() if value is not None}
+    options = {"model": model} if model else None
     code = asyncio.run(
         run(args.set or sorted(SETS), args.task or [], not args.no_peer, options)
     )
