@@ -28,16 +28,18 @@ reads the pending proposal with ``remora.proposals.list``. Then:
   busy the machine is, so they show what a lever bought when seconds are noisy.
 
 **The floor** (``peer``): the same model (its own llama.cpp child with the same
-settings, started after the server stopped), the same tasks, called bare through
-pydantic-ai with a minimal fenced prompt — the node's source and one sentence
-asking for the new source in a ```python block — and judged by the same checks.
-The server's median over the peer's is the price of everything Remora adds
-(its prompt, graph context, protocol, checks, events, store).
+settings), the same tasks, called bare through pydantic-ai with a minimal
+fenced prompt — the node's source and one sentence asking for the new source
+in a ```python block — and judged by the same checks. Each task is asked of
+the server, then bare, so that both sides see the same load on a shared
+machine. The server's median over the peer's is the price of everything
+Remora adds (its prompt, graph context, protocol, checks, events, store).
 
 Targets per set (issue 14): >= 11/12 satisfied, 12/12 ended in a proposal or a
 clear failure, median <= 3 s, server/peer median ratio <= 1.3. Exit status 1 if
 one fails. ``--set a|b`` runs one set, ``--task NAME`` one task, ``--no-peer``
-skips the floor, ``-v`` prints each proposal and the peer's replies.
+skips the floor, ``--threads N`` sets the model's threads on both sides (the
+only setting then given), ``-v`` prints each proposal and the peer's replies.
 """
 
 from __future__ import annotations
@@ -125,15 +127,31 @@ class ModelLog:
         """Forget what was logged so far."""
         self.offset = self.path.stat().st_size if self.path.exists() else 0
 
-    def account(self, outcome: Outcome) -> None:
-        """Add what was logged since the last read to ``outcome``."""
+    def _read(self) -> bytes:
         if not self.path.exists():
-            return
+            return b""
         with self.path.open("rb") as file:
             file.seek(self.offset)
-            text = file.read().decode("utf-8", "replace")
-            self.offset = file.tell()
-        for kind, ms, tokens in TIMING.findall(text):
+            return file.read()
+
+    async def account(self, outcome: Outcome) -> None:
+        """Add what was logged since the last read to ``outcome``.
+
+        llama.cpp writes a request's timing lines after it answered: wait (up
+        to a second) for one pair per model request, or they would be counted
+        for the next task.
+        """
+        data = self._read()
+        for _ in range(20):
+            if (
+                len(TIMING.findall(data.decode("utf-8", "replace")))
+                >= 2 * outcome.requests
+            ):
+                break
+            await asyncio.sleep(0.05)
+            data = self._read()
+        self.offset += len(data)
+        for kind, ms, tokens in TIMING.findall(data.decode("utf-8", "replace")):
             outcome.model_s += float(ms) / 1000
             if kind == "prompt eval":
                 outcome.prompt_tokens += int(tokens)
@@ -342,16 +360,20 @@ async def ask(client: LspClient, root: Path, task: Task) -> Outcome:
 
 
 async def through_server(
-    tasks: list[Task], workdir: Path, label: str, options: Any
-) -> tuple[list[Outcome], float]:
-    """Every task of one set through one server; (outcomes, its start-up s)."""
+    tasks: list[Task], workdir: Path, label: str, options: Any, peer: Peer | None
+) -> tuple[list[Outcome], list[Outcome], float]:
+    """Every task of one set through one server, each followed by the same
+    task bare (``peer``): both sides see the same load on the machine.
+    (server outcomes, peer outcomes, the server's start-up s).
+    """
     root = workdir / f"set-{label}"
     root.mkdir()
     for task in tasks:
         (root / f"t_{task.name}.py").write_text(module_text(task), encoding="utf-8")
     began = time.perf_counter()
     client = await start_server(root, workdir, options)
-    outcomes = []
+    outcomes: list[Outcome] = []
+    floor: list[Outcome] = []
     try:
         await node_id(client, root, tasks[0])
         started = time.perf_counter() - began
@@ -362,12 +384,14 @@ async def through_server(
                 outcome = await ask(client, root, task)
             except Exception as error:  # a bench problem, not the agent's
                 outcome = Outcome(task.name, "server", "error", why=repr(error))
-            model_log.account(outcome)
+            await model_log.account(outcome)
             outcomes.append(outcome)
             yield_row(outcome)
+            if peer is not None:
+                floor.append(await peer.ask(task))
     finally:
         await client.stop()
-    return outcomes, started
+    return outcomes, floor, started
 
 
 # ---- the floor: the same model called bare -------------------------------------------
@@ -415,30 +439,43 @@ async def bare(task: Task, model: Any) -> Outcome:
     return outcome
 
 
-async def through_peer(tasks: list[Task], local: LocalModel) -> list[Outcome]:
-    """Every task bare, against ``local``."""
-    from openai import AsyncOpenAI
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
+class Peer:
+    """The floor: the same model in its own llama.cpp child, called bare."""
 
-    base_url = await local.ensure_started()
-    client = AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0)
-    model = OpenAIChatModel(
-        local.model_name, provider=OpenAIProvider(openai_client=client)
-    )
-    outcomes = []
-    model_log = ModelLog(local.log_path)
-    for task in tasks:
-        model_log.skip()
+    def __init__(self, workdir: Path, threads: int | None) -> None:
+        self.local = LocalModel(log_path=workdir / "peer-model.log", threads=threads)
+        self.model: Any = None
+        self.client: Any = None
+        self.log = ModelLog(self.local.log_path)
+
+    async def start(self) -> None:
+        """Start the model (LocalModelUnavailable if it cannot run)."""
+        from openai import AsyncOpenAI
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        base_url = await self.local.ensure_started()
+        self.client = AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0)
+        self.model = OpenAIChatModel(
+            self.local.model_name, provider=OpenAIProvider(openai_client=self.client)
+        )
+
+    async def ask(self, task: Task) -> Outcome:
+        """One task bare; its row printed."""
+        self.log.skip()
         try:
-            outcome = await bare(task, model)
+            outcome = await bare(task, self.model)
         except Exception as error:
             outcome = Outcome(task.name, "peer", "error", why=repr(error))
-        model_log.account(outcome)
-        outcomes.append(outcome)
+        await self.log.account(outcome)
         yield_row(outcome)
-    await client.close()
-    return outcomes
+        return outcome
+
+    async def stop(self) -> None:
+        """Close the client, stop the model."""
+        if self.client is not None:
+            await self.client.close()
+        await self.local.stop()
 
 
 # ---- the report ----------------------------------------------------------------------
@@ -502,7 +539,9 @@ def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) 
 
 
 async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int:
-    """Run the sets through the server, then bare; print; the exit status."""
+    """Run the sets through the server and bare, task by task; print; the exit
+    status.
+    """
     if not local_extra_installed():
         print("the local extra is not installed: pip install 'remora-lsp[local]'")
         return 1
@@ -516,28 +555,27 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
     )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-") as tmp:
         workdir = Path(tmp)
-        for label, tasks in chosen.items():
-            if not tasks:
-                continue
-            outcomes, started = await through_server(tasks, workdir, label, options)
-            first = outcomes[0].seconds if outcomes else 0.0
-            print(f"  set {label}: server ready in {started:.1f} s, ", end="")
-            print(f"first ask {first:.1f} s")
-            results[label] = (outcomes, [])
-        if peer:
-            local = LocalModel(log_path=workdir / "peer-model.log")
-            try:
-                for label, tasks in chosen.items():
-                    if tasks:
-                        results[label] = (
-                            results[label][0],
-                            await through_peer(tasks, local),
-                        )
-            except LocalModelUnavailable as error:
-                print(error)
-                return 1
-            finally:
-                await local.stop()
+        threads = ((options or {}).get("model") or {}).get("threads")
+        floor = Peer(workdir, threads) if peer else None
+        try:
+            if floor is not None:
+                await floor.start()
+            for label, tasks in chosen.items():
+                if not tasks:
+                    continue
+                outcomes, bare_runs, started = await through_server(
+                    tasks, workdir, label, options, floor
+                )
+                first = outcomes[0].seconds if outcomes else 0.0
+                print(f"  set {label}: server ready in {started:.1f} s, ", end="")
+                print(f"first ask {first:.1f} s")
+                results[label] = (outcomes, bare_runs)
+        except LocalModelUnavailable as error:
+            print(error)
+            return 1
+        finally:
+            if floor is not None:
+                await floor.stop()
     failed = 0
     for label, (server, bare_runs) in results.items():
         full = len(server) == len(SETS[label])
@@ -558,10 +596,17 @@ def main() -> None:
         choices=("fenced", "tools"),
         help="override the protocol (the only setting given; default: none)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="the model's threads on both sides (model.threads; default: none)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     VERBOSE = args.verbose
-    options = {"model": {"protocol": args.protocol}} if args.protocol else None
+    model = {"protocol": args.protocol, "threads": args.threads}
+    model = {key: value for key, value in model.items() if value is not None}
+    options = {"model": model} if model else None
     code = asyncio.run(
         run(args.set or sorted(SETS), args.task or [], not args.no_peer, options)
     )

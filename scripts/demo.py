@@ -10,8 +10,10 @@ default the embedded local model of the ``local`` extra — follows the run's
 progress and events, and prints the proposal's diff, what was checked about it
 (the docstring guard: only docstrings may change; the project's tests, waited
 for up to two minutes) and the edit its "Accept" code action would make — or,
-when the agent changed the code twice, the refusal. Nothing is applied: the
-project's files stay as they are.
+when the agent changed the code twice and wrote no docstring that could be
+taken alone, the refusal. On the embedded model the agent writes under a
+grammar that keeps the code, so only the docstring is its own. Nothing is
+applied: the project's files stay as they are.
 
 Usage: ``.venv/bin/python scripts/demo.py [PROJECT_DIR] [--no-agent]``. Run it
 twice: the ids stay the same, because ``.remora/remora.db`` remembers them.

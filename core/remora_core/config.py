@@ -66,6 +66,9 @@ class ModelSettings(_Section):
     """First wait before a retry; doubled for each further retry."""
     stream: bool = False
     """Ask for streamed responses (server-sent events)."""
+    threads: int | None = Field(default=None, ge=1, le=64)
+    """Threads of the embedded model; ``None``: one less than the CPU count
+    (at least 1, at most 8), leaving a core to the editor and this server."""
     preload: bool = True
     """Get the first ask's waits out of its way once the project is indexed:
     import the agent kernel and, when agents use the embedded model, start it

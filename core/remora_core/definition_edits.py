@@ -27,6 +27,7 @@ from remora_core.indentation import (
     leading,
     newline_of,
     shift,
+    string_lines,
 )
 from remora_core.model import NodeKind
 from remora_core.source_checks import (
@@ -83,6 +84,15 @@ def prepare_rewrite(
             shift(source.lines, source.strings, add=prefix, start=1) or source.lines
         )
         replacement = newline.join(placed)
+    return replacement, rewrite_diff(node, file_text, replacement)
+
+
+def rewrite_diff(node: CodeNode, file_text: bytes, replacement: str) -> str:
+    """The file's diff when ``replacement`` (placed text) takes ``node``'s bytes.
+
+    ProposalError if it changes nothing, or adds hidden characters.
+    """
+    old = _current_text(node, file_text)
     if replacement == old:
         raise ProposalError("no change: the new source is identical to the current one")
     if _squash(replacement) == _squash(old):
@@ -94,8 +104,26 @@ def prepare_rewrite(
         raise ProposalError(hidden)
     start = _char_offset(file_text, node.span.start_byte)
     end = start + len(old)
+    text = file_text.decode("utf-8", "replace")
     diff = region_diff(node.file_path, text, start, end, replacement)
-    return replacement, shown_diff(diff, replacement)
+    return shown_diff(diff, replacement)
+
+
+def at_column_zero(source: str, prefix: str) -> str:
+    """A node's text as its file holds it — first line at its place, later
+    lines indented by ``prefix`` (the node's line's indentation) — moved to
+    column 0: how an agent is shown its source and writes it back.
+
+    Lines inside multi-line string literals keep their indentation (it is
+    their value); the text is returned as it is when a code line lacks
+    ``prefix``.
+    """
+    if not prefix:
+        return source
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    strings = string_lines(parse("\n".join(lines).encode("utf-8")))
+    shifted = shift(lines, strings, remove=prefix, start=1)
+    return source if shifted is None else "\n".join(shifted)
 
 
 def prepare_new_node(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from remora_lsp.testing.model_server import ModelServer, Reply
+from remora_lsp.testing.model_server import Reply
 from tests.core.agent_support import AgentHarness, of_type
 
 CENTS = """def cents(amount):
@@ -26,7 +26,8 @@ class PerAgent:
     replies; an agent with nothing scripted answers "Done.".
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shop: AgentHarness) -> None:
+        self.shop = shop
         self.scripts: dict[str, deque[Reply]] = {}
 
     def add(self, agent_id: str, *replies: Reply) -> None:
@@ -35,9 +36,19 @@ class PerAgent:
     def __call__(self, request: dict[str, Any]) -> Reply:
         system = str(request["messages"][0].get("content") or "")
         for agent_id, script in self.scripts.items():
-            if f"(id {agent_id})" in system and script:
+            if speaks_as(self.shop, system, agent_id) and script:
                 return script.popleft()
         return Reply(text="Done.")
+
+
+def speaks_as(shop: AgentHarness, system: str, agent_id: str) -> bool:
+    """Whether ``system`` is the system prompt of ``agent_id``'s turns: the
+    tools protocol shows the agent's id, the fenced one (no ids) its name.
+    """
+    if f"(id {agent_id})" in system:
+        return True
+    node = shop.project.graph.get(agent_id) if shop.project else None
+    return node is not None and f"`{node.qualified_name}` in " in system
 
 
 def call(name: str, arguments: Any) -> Reply:
@@ -45,12 +56,12 @@ def call(name: str, arguments: Any) -> Reply:
     return Reply(tool_calls=[(name, arguments)])
 
 
-def requests_of(server: ModelServer, agent_id: str) -> list[dict[str, Any]]:
-    """The requests an agent's turns sent (its id is in its system prompt)."""
+def requests_of(shop: AgentHarness, agent_id: str) -> list[dict[str, Any]]:
+    """The requests an agent's turns sent (told apart by their system prompt)."""
     return [
         r
-        for r in server.requests
-        if f"(id {agent_id})" in str(r["messages"][0].get("content") or "")
+        for r in shop.server.requests
+        if speaks_as(shop, str(r["messages"][0].get("content") or ""), agent_id)
     ]
 
 
@@ -168,7 +179,7 @@ async def test_callers_and_callees(shop):
 
 
 async def test_message_node_runs_the_target_agent(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     await start(shop)
     total, tax = shop.id("total"), shop.id("tax")
@@ -185,8 +196,8 @@ async def test_message_node_runs_the_target_agent(shop):
     message = of_type(events, "agent_message")[0]
     assert (message.from_agent, message.to_agent) == (total, tax)
     assert message.message == "Please round to cents."
-    assert f"Sent to {tax}." == last_tool_message(requests_of(shop.server, total)[1])
-    (request,) = requests_of(shop.server, tax)
+    assert f"Sent to {tax}." == last_tool_message(requests_of(shop, total)[1])
+    (request,) = requests_of(shop, tax)
     assert "Please round to cents." in request["messages"][-1]["content"]
     assert "Message from total" in request["messages"][-1]["content"]
     done = {e.agent_id: e.result for e in of_type(events, "agent_completed")}
@@ -207,7 +218,7 @@ async def test_message_node_to_an_unknown_id(shop):
 
 
 async def test_ask_parent_messages_the_class(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     await start(shop)
     add, cart = shop.id("Cart.add"), shop.id("Cart")
@@ -220,13 +231,13 @@ async def test_ask_parent_messages_the_class(shop):
 
     message = of_type(events, "agent_message")[0]
     assert (message.from_agent, message.to_agent) == (add, cart)
-    (request,) = requests_of(shop.server, cart)
+    (request,) = requests_of(shop, cart)
     assert "May I keep items in a dict?" in request["messages"][-1]["content"]
     assert {e.agent_id for e in of_type(events, "agent_completed")} == {add, cart}
 
 
 async def test_send_message_to_siblings(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     await start(shop)
     add = shop.id("Cart.add")
@@ -242,15 +253,15 @@ async def test_send_message_to_siblings(shop):
     assert {m.to_agent for m in messages} == siblings
     assert {m.message for m in messages} == {"I changed."}
     for sibling in siblings:
-        assert "I changed." in text_of(requests_of(shop.server, sibling)[0])
-    assert not requests_of(shop.server, shop.id("Cart"))
+        assert "I changed." in text_of(requests_of(shop, sibling)[0])
+    assert not requests_of(shop, shop.id("Cart"))
 
 
 # ---- subscriptions -----------------------------------------------------------------
 
 
 async def test_subscribe_then_unsubscribe(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     project = await start(shop)
     tax, total = shop.id("tax"), shop.id("total")
@@ -281,7 +292,7 @@ async def test_subscribe_then_unsubscribe(shop):
     changed = await edit_total("return sum(prices) or 0")
     started = [e.agent_id for e in of_type(changed, "agent_started")]
     assert tax in started
-    watched = requests_of(shop.server, tax)[-1]["messages"][-1]["content"]
+    watched = requests_of(shop, tax)[-1]["messages"][-1]["content"]
     assert "Code you watch was modified" in watched
     assert "return sum(prices) or 0" in watched
 
@@ -292,12 +303,12 @@ async def test_subscribe_then_unsubscribe(shop):
     )
     events = await shop.ask("tax", "Stop watching total.")
     assert [r.ok for r in of_type(events, "tool_result")] == [True]
-    asked = len(requests_of(shop.server, tax))
+    asked = len(requests_of(shop, tax))
 
     changed = await edit_total("return sum(prices)")
     assert of_type(changed, "content_changed")
     assert tax not in [e.agent_id for e in of_type(changed, "agent_started")]
-    assert len(requests_of(shop.server, tax)) == asked
+    assert len(requests_of(shop, tax)) == asked
 
     script.add(
         tax,
@@ -470,7 +481,7 @@ async def test_pym_tool_cannot_read_a_secret_either(shop):
 
 
 async def test_fenced_message_line(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     await shop.start(model={"protocol": "fenced"})
     total, tax = shop.id("total"), shop.id("tax")
@@ -482,14 +493,14 @@ async def test_fenced_message_line(shop):
     message = of_type(events, "agent_message")[0]
     assert (message.from_agent, message.to_agent) == (total, tax)
     assert message.message == "Please round."
-    (request,) = requests_of(shop.server, tax)
+    (request,) = requests_of(shop, tax)
     assert "Please round." in request["messages"][-1]["content"]
     done = {e.agent_id: e.result for e in of_type(events, "agent_completed")}
     assert done == {total: "I will ask.", tax: "Rounded, in words."}
 
 
 async def test_fenced_ask_parent_line(shop):
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     await shop.start(model={"protocol": "fenced"})
     add, cart = shop.id("Cart.add"), shop.id("Cart")
@@ -500,7 +511,7 @@ async def test_fenced_ask_parent_line(shop):
     message = of_type(events, "agent_message")[0]
     assert (message.from_agent, message.to_agent) == (add, cart)
     assert message.message == "May I keep items in a dict?"
-    (request,) = requests_of(shop.server, cart)
+    (request,) = requests_of(shop, cart)
     assert "May I keep items in a dict?" in request["messages"][-1]["content"]
     done = {e.agent_id: e.result for e in of_type(events, "agent_completed")}
     assert done[add] == f"Messaged {cart}."

@@ -80,8 +80,14 @@ async def test_fenced_invalid_code_gets_one_retry(shop):
     results = of_type(events, "tool_result")
     assert [r.ok for r in results] == [False, True]
     assert "parse" in results[0].summary.lower()
-    retry = shop.server.messages(1)[-1]["content"]
-    assert "corrected complete source" in retry
+    # The retry asks again with the reason; the refused reply is left out (a
+    # small model shown its own reply sends it again).
+    retry = shop.server.messages(1)
+    assert [m["role"] for m in retry] == ["system", "user"]
+    assert retry[-1]["content"].startswith(
+        "Add a docstring.\n\nYour last reply was refused: your code does not parse"
+    )
+    assert "corrected complete source" in retry[-1]["content"]
     assert of_type(events, "rewrite_proposed")
 
 
@@ -137,3 +143,26 @@ async def test_fenced_code_refused_twice_fails_the_run_with_the_reason(shop):
     assert failed.error.startswith("No proposal: the agent's new source was refused")
     assert "def" in failed.error  # the reason names what was expected
     assert not of_type(events, "rewrite_proposed")
+
+
+async def test_a_method_sees_its_source_and_others_at_column_zero(shop):
+    # The file indents a method's body twice; the model is shown (and writes
+    # back) a definition at column 0, the way it would write it anywhere.
+    await shop.start(model={"protocol": "fenced"})
+    checkout = shop.id("Cart.checkout")
+    shop.server.reply_text(f"READ: {checkout}")
+    shop.server.reply_text(
+        "```python\ndef add(self, price):\n    self.items.append(price)\n"
+        "    return len(self.items)\n```"
+    )
+    events = await shop.ask("Cart.add", "Return how many items there are.")
+
+    system = shop.server.requests[0]["messages"][0]["content"]
+    assert (
+        "```python\ndef add(self, price):\n    self.items.append(price)\n"
+        "    return total(self.items)\n```" in system
+    )
+    read = shop.server.messages(1)[-1]["content"]
+    assert "def checkout(self):\n    subtotal = total(self.items)\n" in read
+    (proposed,) = of_type(events, "rewrite_proposed")
+    assert "+        return len(self.items)" in proposed.diff

@@ -238,6 +238,28 @@ async def test_real_model_answers_and_stops_cleanly(model, capfd):
     assert "load_model" in log_text  # llama.cpp's stderr
     assert f"serving {url.removesuffix('/v1')}" in log_text  # the child's stdout
     assert log_text.count("--- remora: starting the local model") == 1
+    # One thread less than the CPU count by default (a core for the editor).
+    assert f"n_threads = {max(1, min(8, (os.cpu_count() or 2) - 1))}" in log_text
+
+
+@needs_extra
+@pytest.mark.slow
+async def test_model_threads_sets_the_embedded_models_threads(weights_dir, tmp_path):
+    from remora_core.agents.providers import ModelResolver
+    from remora_core.config import ModelSettings
+
+    log_path = tmp_path / "local-model.log"
+    resolver = ModelResolver(
+        ModelSettings(provider="local", threads=3),
+        cache_dir=weights_dir,
+        log_path=log_path,
+    )
+    try:
+        endpoint = await resolver.endpoint()
+        assert endpoint.local
+    finally:
+        await resolver.close()
+    assert "n_threads = 3" in log_path.read_text()
 
 
 @needs_extra

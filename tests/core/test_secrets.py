@@ -50,7 +50,7 @@ async def test_an_agent_of_a_secret_file_does_not_run_and_the_refusal_says_why(s
 
 async def test_a_subscription_to_a_secret_file_never_shows_its_text(shop):
     add_secret(shop)
-    script = PerAgent()
+    script = PerAgent(shop)
     shop.server.responder = script
     project = await start(shop, secrets={"exclude": ["secret_*.py"]})
     tax, secret = shop.id("tax"), shop.id("api_key", path="secret_keys.py")
@@ -66,7 +66,7 @@ async def test_a_subscription_to_a_secret_file_never_shows_its_text(shop):
     await project.disk.files_changed(changed=["secret_keys.py"])
     await project.swarm.runner.idle()
 
-    told = requests_of(shop.server, tax)[-1]["messages"][-1]["content"]
+    told = requests_of(shop, tax)[-1]["messages"][-1]["content"]
     assert "Code you watch was modified" in told
     assert "`api_key`" in told or "api_key" in told  # by name
     assert "not shown: secret_keys.py matches secrets.exclude" in told

@@ -2,10 +2,12 @@
 
 With zero configuration and the ``local`` extra installed, agents run on the
 embedded model; ``model.preload`` (default on) starts it in the background once
-the project is indexed. What a person notices: the model's log says it is
-serving before anything was asked, no model request was made to get there, and
-it stops with the server. Tests elsewhere run with ``preload: false`` in the
-person's settings (``tests/conftest.py``); here the editor turns it back on.
+the project is indexed, and has it read the part of the prompt every
+function's agent shares. What a person notices: the model's log says it is
+serving and has read a prompt before anything was asked, no agent's model
+request was made to get there, and it stops with the server. Tests elsewhere
+run with ``preload: false`` in the person's settings (``tests/conftest.py``);
+here the editor turns it back on.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ async def test_the_embedded_model_is_ready_before_the_first_ask(editor, workspac
             "the embedded model was not started ahead of the first ask"
         )
         assert model_children(server_pid), "no model process of this server"
+        # It also read the prompt every function's agent starts with.
+        assert await log_says(log, ("prompt eval time",), LOAD_S), (
+            "the shared prompt was not read ahead"
+        )
         assert not [e for e in client.events if e["type"] == "model_request"]
     # Stopped with the server (terminated, killed if still starting, or on its
     # own when it sees the server gone): no model process outlives it.

@@ -281,7 +281,11 @@ class BundleRegistry:
 
     def for_node(self, node: CodeNode) -> Bundle:
         """The bundle of ``node``'s agent, chosen by its kind."""
-        return self.get(self._mapping.get(node.kind.value, DEFAULT_BUNDLE))
+        return self.for_kind(node.kind.value)
+
+    def for_kind(self, kind: str) -> Bundle:
+        """The bundle of the agents of nodes of ``kind`` (``function``…)."""
+        return self.get(self._mapping.get(kind, DEFAULT_BUNDLE))
 
     def get(self, name: str) -> Bundle:
         """The bundle called ``name``; an unknown name gives ``code_agent``."""

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from remora_core.definition_edits import at_column_zero
 from remora_core.discovery.files import secret_glob
+from remora_core.indentation import indent_at
 
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle, BundleRegistry
@@ -94,6 +96,17 @@ class AgentServices:
             "utf-8", errors="replace"
         )
 
+    def shown_source(self, node: CodeNode, source: str | None = None) -> str:
+        """``source`` (default: the node's current text) at column 0, as an
+        agent is shown a definition and writes it back: a method's body is
+        not shown indented twice.
+        """
+        text = self.source_of(node) if source is None else source
+        file_text = self.read_text(node.file_path)
+        if file_text is None:
+            return text
+        return at_column_zero(text, indent_at(file_text, node.span.start_byte))
+
 
 @dataclass
 class TurnRecord:
@@ -106,6 +119,10 @@ class TurnRecord:
     """Tool calls made so far (limits.tool_calls_per_run)."""
     violations: list[GuardViolation] = field(default_factory=list)
     """Proposals the turn's guard refused (the second one ends the turn)."""
+    refused_sources: list[str] = field(default_factory=list)
+    """The texts of those proposals (the asked part may be grafted from them)."""
+    warned_unused: bool = False
+    """A rewrite adding parameters its code never uses was refused once."""
 
 
 @dataclass
@@ -131,6 +148,10 @@ class AgentContext:
         if self.base is not None and self.base.status == "pending":
             return self.base.new_source
         return self.services.source_of(self.node)
+
+    def shown_own_source(self) -> str:
+        """:meth:`own_source` at column 0, as the agent is shown it."""
+        return self.services.shown_source(self.node, self.own_source())
 
     def extend_deadline(self, seconds: float) -> None:
         """Do not count ``seconds`` (spent waiting for a person) against the run."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FENCED_RULES = """Rules (you may change only yourself; your parent may change you; every edit is a proposal until a person accepts it):
-- To change yourself, reply with your complete new source in ONE fenced code block:
+FENCED_RULES = """Rules:
+- To change yourself, reply with only your complete new source in ONE fenced code block, without explanations:
 ```python
 <your whole new definition>
 ```
@@ -36,7 +36,26 @@ READ: <node id>            (see another node's source)
 MESSAGE <node id>: <text>  (ask another node's agent to change itself)
 ASK_PARENT: <text>         (ask your parent)
 ASK_USER: <question>       (ask the person)
-- Otherwise, just answer in plain text."""
+- Otherwise, just answer in plain text.
+- Your parent may change you. Every edit is a proposal until a person accepts it."""
+"""What a fenced agent may write. "Only ... without explanations": the 0.5B
+model otherwise explains its change before the block (40-60 tokens of a
+20-token fix, ~1 s on two cores); the action lines stay one per line (written
+on one line, the model copied them as its answer)."""
+
+FENCED_GRAMMAR = r"""root ::= text | text-line? block
+text ::= char+ ("`" | "``")?
+text-line ::= char* "\n"
+block ::= "```" lang "\n" char* "\n```"
+lang ::= "python" | "py" | "python3" | ""
+char ::= [^`] | "`" [^`] | "``" [^`]
+"""
+"""The replies this protocol reads, as a GBNF grammar for llama.cpp: text
+(answers, action lines), then at most one code block starting on a line of
+its own, after which the reply ends. Sent to the embedded model: generation
+stops at the block's closing fence instead of running on into an explanation
+nobody reads (a sixth of the tokens of a small model's replies), and a
+second block or an unclosed one cannot be written."""
 
 FENCE = re.compile(
     r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)^[ \t]*```[ \t]*$",

@@ -13,8 +13,11 @@ in the endpoint's protocol:
 
 Before the model runs, the turn gets its intent guard (``guarding.py``): a
 rewrite that changes more than a docstring / annotations / names when that is
-all the request asked for is refused once with the reason, and a second such
-rewrite ends the turn with a message saying what was asked and what changed.
+all the request asked for is refused once with the reason; a second such
+rewrite becomes the asked part alone grafted onto the code, or ends the turn
+with a message saying what was asked and what changed. On the embedded model
+a fenced reply is written under a grammar: a guarded turn's keeps the code
+(``guided.py``), any other ends at its code block.
 
 Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
 retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``
@@ -52,8 +55,9 @@ from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
-from remora_core.agents.fenced import FencedError, parse_reply
+from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
+from remora_core.agents.guided import keep_code_grammar
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
@@ -200,8 +204,12 @@ class AgentKernel:
         if endpoint.temperature is not None:
             settings["temperature"] = endpoint.temperature
         extra = dict(endpoint.extra_body)
-        if endpoint.protocol == "fenced" and context.bundle.grammar:
-            extra.setdefault("grammar", context.bundle.grammar)
+        if endpoint.protocol == "fenced":
+            grammar = context.bundle.grammar or (
+                _local_grammar(context) if endpoint.local else None
+            )
+            if grammar:
+                extra.setdefault("grammar", grammar)
         if extra:
             settings["extra_body"] = extra
         return settings  # type: ignore[return-value]
@@ -304,7 +312,6 @@ class AgentKernel:
             usage = result.usage
             used_requests += usage.requests
             used_tokens += usage.total_tokens or 0
-            messages = result.all_messages()
             try:
                 reply = parse_reply(result.output)
             except FencedError as error:
@@ -312,11 +319,18 @@ class AgentKernel:
                     raise TurnFailed(
                         f"The model's reply did not follow the fenced protocol: {error}"
                     ) from None
-                retried, prompt = True, str(error)
+                retried, prompt = True, _asked_again(prompt, str(error))
                 continue
             answer = reply.text
             follow_up, retry = await self._act(context, reply, retried)
             retried = retried or retry
+            if retry:
+                # The refused reply is left out of the retry: a small model at
+                # temperature 0 shown its own reply sends it again, whatever it
+                # is told; asked again with the reason, it may not.
+                prompt = _asked_again(prompt, "\n\n".join(follow_up))
+                continue
+            messages = result.all_messages()
             if not follow_up:
                 return answer or _summary(context), messages
             prompt = "\n\n".join(follow_up)
@@ -340,8 +354,8 @@ class AgentKernel:
             if not ok and not retried:
                 retry = True
                 follow_up.append(
-                    f"{text}\nReply again with your corrected complete source in "
-                    "one ```python block."
+                    f"{text.removeprefix('Error: ')}\nReply again with your "
+                    "corrected complete source in one ```python block."
                 )
             elif not ok:  # refused again: say so, rather than "completed"
                 raise TurnFailed(
@@ -372,6 +386,25 @@ class AgentKernel:
             )
             follow_up.append(text)
         return follow_up, retry
+
+
+def _asked_again(asked: str, reason: str) -> str:
+    """The input of a fenced retry: what was asked, then why the reply was not
+    taken and what to send instead.
+    """
+    return f"{asked}\n\nYour last reply was refused: {reason}"
+
+
+def _local_grammar(context: AgentContext) -> str:
+    """The grammar of a fenced turn on the embedded model (llama.cpp; another
+    server may not take one): a guarded turn's reply keeps the code
+    (``guided.py``), any other ends at its code block (``FENCED_GRAMMAR``).
+    """
+    if context.guard is not None:
+        grammar = keep_code_grammar(context.guard, context.shown_own_source())
+        if grammar is not None:
+            return grammar
+    return FENCED_GRAMMAR
 
 
 REFUSED_BY_PYDANTIC_AI = ("validation_error", "unknown_tool", "unavailable_tool")

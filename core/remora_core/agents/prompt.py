@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from remora_core.agents.fenced import FENCED_RULES
 
 if TYPE_CHECKING:
+    from remora_core.agents.bundles import Bundle
     from remora_core.agents.context import AgentContext
     from remora_core.codegraph import CodeGraph
     from remora_core.events.models import Event
@@ -50,11 +51,18 @@ def _listed(nodes: list[CodeNode]) -> str:
 
 def system_prompt(context: AgentContext, protocol: str) -> str:
     """The system prompt of the agent taking this turn: shared part, then own."""
+    return shared_prompt(context.bundle, protocol) + _about(context, protocol)
+
+
+def shared_prompt(bundle: Bundle, protocol: str) -> str:
+    """What the system prompt of every agent of ``bundle`` starts with (the
+    embedded model reads it ahead at start-up: ``model.preload``).
+    """
     rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
     shared = [INTRODUCTION, rules]
-    if bundle_text := context.bundle.system_prompt.strip():
+    if bundle_text := bundle.system_prompt.strip():
         shared.append("Instructions:\n" + bundle_text)
-    return "\n\n".join([*shared, _about(context)])
+    return "\n\n".join(shared) + "\n\n"
 
 
 INTRODUCTION = (
@@ -63,20 +71,31 @@ INTRODUCTION = (
 )
 
 
-def _about(context: AgentContext) -> str:
+def _about(context: AgentContext, protocol: str) -> str:
     """Everything about this node: who, where, neighbours, extras, source."""
     services, node = context.services, context.node
     graph = services.graph
-    parent = graph.get(node.parent_id) if node.parent_id else None
-    where = f"{node.file_path}, line {node.span.start_line + 1}"
-    lines = [
-        f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
-        f"in {where}.",
-        f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
-    ]
-    if callers := graph.callers(node.id):
+    if protocol == "fenced":
+        # What a small model can use, no more: its own id, line number and
+        # parent's id are never needed in a reply (ASK_PARENT takes no id; a
+        # method's qualified name names its class), and each costs prompt
+        # tokens read on every ask (~30 of ~85 per node part).
+        lines = [
+            f"You are the {node.kind.value} `{node.qualified_name}` in "
+            f"{node.file_path}."
+        ]
+    else:
+        parent = graph.get(node.parent_id) if node.parent_id else None
+        where = f"{node.file_path}, line {node.span.start_line + 1}"
+        lines = [
+            f"You are the {node.kind.value} `{node.qualified_name}` (id {node.id}) "
+            f"in {where}.",
+            f"Your parent: {_ref(parent) if parent else 'none (you are a file)'}.",
+        ]
+    # A recursive function is not its own caller or callee worth listing.
+    if callers := [n for n in graph.callers(node.id) if n.id != node.id]:
         lines.append(f"Called by: {_listed(callers)}.")
-    if callees := graph.callees(node.id):
+    if callees := [n for n in graph.callees(node.id) if n.id != node.id]:
         lines.append(f"Calls: {_listed(callees)}.")
     parts = ["\n".join(lines)]
     extensions = [e.system_prompt.strip() for e in context.extensions]
@@ -89,7 +108,7 @@ def _about(context: AgentContext) -> str:
 
 
 def _source_part(context: AgentContext) -> str:
-    source = f"```python\n{context.own_source()}\n```"
+    source = f"```python\n{context.shown_own_source()}\n```"
     if context.base is not None and context.base.status == "pending":
         return (
             "Your source, with the change an earlier step proposed (pending "
@@ -139,7 +158,7 @@ def describe_event(
         if not changed:
             return "Your source was changed by a person."
         shown = [
-            f"{_ref(n)} now reads:\n```python\n{context.services.source_of(n)}\n```"
+            f"{_ref(n)} now reads:\n```python\n{context.services.shown_source(n)}\n```"
             for n in changed
             if n is not None
         ]

@@ -203,13 +203,23 @@ class ModelResolver:
         except ModelNotConfigured as error:
             log.warning("the embedded model could not be started ahead: %s", error)
 
+    async def read_ahead(self, system: str) -> None:
+        """Have the embedded model, if it runs, read ``system`` into its prompt
+        cache (a prompt that starts with it is then read from there on).
+        Best effort: a failure is only logged.
+        """
+        if self.local is not None and self.local.running:
+            await self.local.read_ahead(system)
+
     async def _start_local(self) -> tuple[str, str]:
         from remora_core.agents.local import LocalModel, LocalModelUnavailable
 
         async with self._lock:
             if self.local is None:
                 self.local = LocalModel(
-                    cache_dir=self.cache_dir, log_path=self.log_path
+                    cache_dir=self.cache_dir,
+                    log_path=self.log_path,
+                    threads=self.settings.threads,
                 )
         try:
             url = await self.local.ensure_started()

@@ -30,6 +30,8 @@ from remora_core.agents.guarding import check_rewrite, refuse_new_node
 from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
+from remora_core.checks import Check
+from remora_core.definition_edits import rewrite_diff
 from remora_core.events.models import (
     LimitReached,
     RewriteProposed,
@@ -37,6 +39,7 @@ from remora_core.events.models import (
     ToolResult,
 )
 from remora_core.events.subscriptions import Pattern
+from remora_core.indentation import indent_at
 from remora_core.model import NodeKind
 from remora_core.proposals import (
     Proposal,
@@ -44,10 +47,10 @@ from remora_core.proposals import (
     prepare_new_node,
     prepare_rewrite,
 )
+from remora_core.unused_parameters import unused_new_parameters
 from remora_core.workspace import MemoryFull
 
 if TYPE_CHECKING:
-    from remora_core.checks import Check
     from remora_core.model import CodeNode
 
 log = logging.getLogger(__name__)
@@ -257,7 +260,14 @@ async def rewrite_self(
     # but the hints the step before it added are not its doing).
     base = context.base
     before = base.new_source if base is not None and base.status == "pending" else old
-    guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
+    checked, guarded = check_rewrite(
+        context, text, node.span.start_byte, before, replacement
+    )
+    if checked != replacement:  # the asked part grafted onto the code
+        replacement, diff = checked, rewrite_diff(node, text, checked)
+    checks = [guarded] if guarded is not None else []
+    if unused := _unused_parameters(context, text, before, replacement):
+        checks.append(unused)
     proposal = _proposal(
         context,
         node,
@@ -268,9 +278,40 @@ async def rewrite_self(
         diff=diff,
         base_hash=text_hash(old),
         reasoning=reasoning,
-        checks=(guarded,) if guarded is not None else (),
+        checks=tuple(checks),
     )
     return await _propose(context, proposal)
+
+
+def _unused_parameters(
+    context: AgentContext, text: bytes, old: str, new: str
+) -> Check | None:
+    """A near miss: new parameters the code never uses (``unused_parameters``).
+
+    Refused once per turn with their names (:class:`ToolError`: the model gets
+    one more attempt); after that the rewrite goes through with a failed
+    ``parameters-used`` check, for the person to see.
+    """
+    node = context.node
+    unused = unused_new_parameters(old, new, indent_at(text, node.span.start_byte))
+    if not unused:
+        return None
+    names = " and ".join(f"`{name}`" for name in unused)
+    one = len(unused) == 1
+    record = context.record
+    if not record.warned_unused:
+        record.warned_unused = True
+        raise ToolError(
+            f"you added the parameter{'' if one else 's'} {names} but your code "
+            f"never uses {'it' if one else 'them'}; use {'it' if one else 'them'} "
+            f"as the request says, or leave {'it' if one else 'them'} out"
+        )
+    return Check(
+        "parameters-used",
+        False,
+        f"the new parameter{'' if one else 's'} {names} "
+        f"{'is' if one else 'are'} never used",
+    )
 
 
 async def propose_new_node(
@@ -315,7 +356,7 @@ async def read_node(context: AgentContext, node_id: str) -> str:
     if is_secret(node.file_path, context.services.config.secrets.exclude):
         raise ToolError(f"{node.file_path} matches secrets.exclude; not shown")
     ref = node_ref(node)
-    source = context.services.source_of(node)
+    source = context.services.shown_source(node)
     return f"{json.dumps(ref)}\n```python\n{source}\n```"
 
 
