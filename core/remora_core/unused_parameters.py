@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from remora_core.grafting import DefinitionText, arguments_of, docstring_of
+from remora_core.definition_text import DefinitionText, arguments_of, docstring_of
 
 _NOT_COUNTED = {"self", "cls"}
 

@@ -83,8 +83,6 @@ def test_demo_prints_the_outline_with_stable_ids(tmp_path):
 QUOTE_REWRITTEN = '''def quote(item: Item, quantity, percent=0):
     """The price of ``quantity`` items after the discount, VAT included."""
     return discount(item.price_for(quantity), percent)'''
-QUOTE_UNDOCUMENTED = """def quote(item: Item, quantity, percent=0):
-    return discount(item.price_for(quantity), percent)"""
 QUOTE_DOCUMENTED = '''def quote(item: Item, quantity, percent=0):
     """The price of ``quantity`` items after the discount, VAT included."""
     return with_vat(discount(item.price_for(quantity), percent))'''
@@ -113,31 +111,15 @@ def scripted_demo(tmp_path, person_files, *replies: str) -> str:
 
 
 def test_the_demo_refuses_a_docstring_that_drops_a_call(tmp_path, person_files):
-    # Twice no docstring at all and a dropped call: nothing to take, a refusal.
-    dropped = f"```python\n{QUOTE_UNDOCUMENTED}\n```"
-    output = scripted_demo(tmp_path, person_files, dropped, dropped)
-    assert "event tool_result: refused: Error: you changed the code: line 2" in output
-    assert "No proposal: asked “Add a docstring that says what this function" in output
-    assert "the agent changed the code twice" in output
-    assert "No proposal: the run ended with agent_failed." in output
-
-
-def test_the_demo_proposes_only_the_docstring_of_a_reply_that_drops_a_call(
-    tmp_path, person_files
-):
-    # Twice a docstring and a dropped call: the docstring alone is proposed,
-    # on the original code, and the check says what else the reply changed.
+    # Twice a docstring and a dropped call: refused once with why, then the run
+    # ends with a clear failure and nothing pending (never a silent change).
     dropped = f"```python\n{QUOTE_REWRITTEN}\n```"
     output = scripted_demo(tmp_path, person_files, dropped, dropped)
     assert "event tool_result: refused: Error: you changed the code: line 3" in output
-    assert re.search(r"Proposal pr_[0-9a-f]{12} \(pending\):", output)
-    assert (
-        "  ✓ docstring-only: code unchanged except docstrings; only its docstring "
-        "taken from the agent's reply, which also changed the code (line 3 "
-        "`return discount(item.price_for(quantity), percent)` differs" in output
-    )
-    assert '+    """The price of ``quantity`` items after the discount' in output
-    assert "-    return with_vat" not in output
+    assert "No proposal: asked “Add a docstring that says what this function" in output
+    assert "the agent changed the code twice" in output
+    assert "No proposal: the run ended with agent_failed." in output
+    assert "Proposal pr_" not in output
 
 
 def test_the_demo_shows_what_a_proposal_passed(tmp_path, person_files):

@@ -2,10 +2,8 @@
 
 The project, the kernel, pydantic-ai and the OpenAI client are real; the model
 is the scripted server. Asserted: what the model is told when its rewrite is
-refused, the ``agent_failed`` a person sees after a second refusal (or the
-proposal of the asked docstring alone, grafted onto the original code, and
-the check saying so), that no proposal is left pending after a failure, and
-the check a passing proposal carries.
+refused, the ``agent_failed`` a person sees after a second refusal, that no
+proposal is left pending, and the check a passing proposal carries.
 """
 
 from __future__ import annotations
@@ -22,12 +20,6 @@ CHANGED = '''def total(prices):
     return sum(prices) * 2'''
 REFUSAL = (
     "you changed the code: line 3 `return sum(prices) * 2` differs from the "
-    "original `return sum(prices)`; only docstrings and comments may change."
-)
-CHANGED_BARE = """def total(prices):
-    return sum(prices) * 2"""
-BARE_REFUSAL = (
-    "you changed the code: line 2 `return sum(prices) * 2` differs from the "
     "original `return sum(prices)`; only docstrings and comments may change."
 )
 
@@ -52,47 +44,20 @@ def told_to_model(shop, index: int) -> str:
 async def test_a_docstring_request_that_changes_code_is_refused_then_fails(
     shop, protocol
 ):
-    reply(shop, protocol, CHANGED_BARE)
-    reply(shop, protocol, CHANGED_BARE)
+    reply(shop, protocol, CHANGED)
+    reply(shop, protocol, CHANGED)
     project = await shop.start(model={"protocol": protocol})
     events = await shop.ask("total", "Add a docstring.")
 
-    assert BARE_REFUSAL in told_to_model(shop, 1)  # the one more attempt, with why
+    assert REFUSAL in told_to_model(shop, 1)  # the one more attempt, with why
     failed = of_type(events, "agent_failed")
     assert failed, [e.type for e in events]
     error = failed[0].error
     assert error.startswith("No proposal: asked “Add a docstring.”, where only ")
     assert "docstrings and comments may change" in error
-    assert "line 2 `return sum(prices) * 2` differs" in error
+    assert "line 3 `return sum(prices) * 2` differs" in error
     assert not of_type(events, "rewrite_proposed")
     assert project.agents.services.proposals.pending() == []
-
-
-@pytest.mark.parametrize("protocol", ["tools", "fenced"])
-async def test_refused_twice_the_asked_docstring_alone_is_proposed(shop, protocol):
-    # Both replies document the function and double its result: the second
-    # refusal takes only the docstring, onto the original code, and says so.
-    reply(shop, protocol, CHANGED)
-    reply(shop, protocol, CHANGED)
-    if protocol == "tools":
-        shop.server.reply_text("Added a docstring.")
-    project = await shop.start(model={"protocol": protocol})
-    events = await shop.ask("total", "Add a docstring.")
-
-    assert REFUSAL in told_to_model(shop, 1)
-    assert of_type(events, "agent_completed")
-    (proposal,) = project.agents.services.proposals.pending()
-    assert proposal.new_source == DOCUMENTED
-    guard = proposal.check("docstring-only")
-    assert guard is not None and guard.ok is True
-    assert guard.detail == (
-        "code unchanged except docstrings; only its docstring taken from the "
-        "agent's reply, which also changed the code (line 3 `return sum(prices) "
-        "* 2` differs from the original `return sum(prices)`)"
-    )
-    (proposed,) = of_type(events, "rewrite_proposed")
-    assert '+    """Sum of the prices."""' in proposed.diff
-    assert "* 2" not in proposed.diff
 
 
 @pytest.mark.parametrize("protocol", ["tools", "fenced"])
@@ -124,8 +89,8 @@ async def test_a_free_request_is_not_guarded(shop):
 
 
 async def test_the_docstring_bundle_guards_whatever_is_asked(shop):
-    shop.server.reply_tool_call("rewrite_self", {"new_source": CHANGED_BARE})
-    shop.server.reply_tool_call("rewrite_self", {"new_source": CHANGED_BARE})
+    shop.server.reply_tool_call("rewrite_self", {"new_source": CHANGED})
+    shop.server.reply_tool_call("rewrite_self", {"new_source": CHANGED})
     project = await shop.start(
         model={"protocol": "tools"}, bundles={"function": "docstring"}
     )

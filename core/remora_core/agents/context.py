@@ -119,8 +119,6 @@ class TurnRecord:
     """Tool calls made so far (limits.tool_calls_per_run)."""
     violations: list[GuardViolation] = field(default_factory=list)
     """Proposals the turn's guard refused (the second one ends the turn)."""
-    refused_sources: list[str] = field(default_factory=list)
-    """The texts of those proposals (the asked part may be grafted from them)."""
     warned_unused: bool = False
     """A rewrite adding parameters its code never uses was refused once."""
 

@@ -8,22 +8,19 @@ keeps the guard of that proposal when the feedback says nothing about what may
 change (test output is never read as a request).
 
 :func:`check_rewrite` applies it to a rewrite. The first violation is refused
-with the guard's message (the model gets one more attempt). At the second, a
-guard that allows only docstrings and type hints takes the asked part alone
-from the model's replies onto the original code (``grafting.py``): the
-proposal passes the guard and its check says what was taken and what else
-the reply changed. Otherwise the second violation ends the turn
-(:func:`refused_twice`) with a message saying what was asked and what
-changed, and no proposal is made.
+with the guard's message (the model gets one more attempt); the second ends
+the turn (:func:`refused_twice`) with a message saying what was asked and what
+changed, and no proposal is made (issue 14: a proposal that breaks what the
+request promised never reaches the person). On the embedded model a guarded
+turn is written under a grammar that keeps the code (``agents/guided.py``),
+so violations there are rare.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from remora_core.grafting import graft
 from remora_core.guards import GUARD_KINDS, Guard, GuardViolation, check_guard
 from remora_core.intent import guard_for, read_intent
 from remora_core.swarm.turns import TurnFailed
@@ -94,58 +91,24 @@ def _indent(text: bytes, start: int) -> str:
 
 def check_rewrite(
     context: AgentContext, text: bytes, start: int, old: str, new: str
-) -> tuple[str, Check | None]:
-    """The text to propose for a rewrite of ``old`` into ``new`` and the
-    guard's check of it (None: no guard).
+) -> Check | None:
+    """The guard's check of a rewrite of ``old`` into ``new`` (None: no guard).
 
-    :class:`GuardViolation` refuses the first violation. At the second, the
-    asked part alone is taken from the model's replies when the guard allows
-    only docstrings and type hints (:func:`grafted`); otherwise
+    :class:`GuardViolation` refuses the first violation; at the second,
     :class:`TurnFailed` ends the turn.
     """
     guard = context.guard
     if guard is None:
-        return new, None
+        return None
     indent = _indent(text, start)
     try:
-        return new, check_guard(guard, old, new, indent)
+        return check_guard(guard, old, new, indent)
     except GuardViolation as violation:
         record = context.record
         record.violations.append(violation)
-        record.refused_sources.append(new)
         if len(record.violations) < MAX_VIOLATIONS:
             raise
-        taken = grafted(guard, old, record.refused_sources, indent, violation)
-        if taken is None:
-            raise TurnFailed(refused_twice(violation)) from None
-        return taken
-
-
-def grafted(
-    guard: Guard, old: str, replies: list[str], indent: str, violation: GuardViolation
-) -> tuple[str, Check] | None:
-    """``old`` with the asked part of the latest reply that has one, checked.
-
-    The check says what was taken and what else the reply changed: the
-    person sees that the proposal is the original code plus the model's
-    docstring (or hints), not the model's whole reply.
-    """
-    for reply in reversed(replies):
-        found = graft(guard, old, reply, indent)
-        if found is None:
-            continue
-        try:
-            check = check_guard(guard, old, found.text, indent)
-        except GuardViolation:  # never expected: the graft keeps the code
-            log.warning("a graft did not pass its guard %s", guard.name)
-            continue
-        taken = " and ".join(found.taken)
-        detail = (
-            f"{check.detail}; only {taken} taken from the agent's reply, which "
-            f"also changed the code ({violation.change})"
-        )
-        return found.text, replace(check, detail=detail)
-    return None
+        raise TurnFailed(refused_twice(violation)) from None
 
 
 def refuse_new_node(context: AgentContext) -> None:

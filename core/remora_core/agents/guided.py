@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from remora_core.grafting import (
+from remora_core.definition_text import (
     Definition,
     DefinitionText,
     arguments_of,

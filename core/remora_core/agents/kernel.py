@@ -14,10 +14,9 @@ in the endpoint's protocol:
 Before the model runs, the turn gets its intent guard (``guarding.py``): a
 rewrite that changes more than a docstring / annotations / names when that is
 all the request asked for is refused once with the reason; a second such
-rewrite becomes the asked part alone grafted onto the code, or ends the turn
-with a message saying what was asked and what changed. On the embedded model
-a fenced reply is written under a grammar: a guarded turn's keeps the code
-(``guided.py``), any other ends at its code block.
+rewrite ends the turn with a message saying what was asked and what changed.
+On the embedded model a fenced reply is written under a grammar: a guarded
+turn's keeps the code (``guided.py``), any other ends at its code block.
 
 Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
 retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``

@@ -31,7 +31,6 @@ from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.cards import node_ref
 from remora_core.checks import Check
-from remora_core.definition_edits import rewrite_diff
 from remora_core.events.models import (
     LimitReached,
     RewriteProposed,
@@ -260,11 +259,7 @@ async def rewrite_self(
     # but the hints the step before it added are not its doing).
     base = context.base
     before = base.new_source if base is not None and base.status == "pending" else old
-    checked, guarded = check_rewrite(
-        context, text, node.span.start_byte, before, replacement
-    )
-    if checked != replacement:  # the asked part grafted onto the code
-        replacement, diff = checked, rewrite_diff(node, text, checked)
+    guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
     checks = [guarded] if guarded is not None else []
     if unused := _unused_parameters(context, text, before, replacement):
         checks.append(unused)
