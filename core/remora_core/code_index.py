@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -254,16 +254,32 @@ class CodeIndex:
             self.listener.nodes_changed(path)
         return update
 
-    def resolve(self, path: str, extraction: FileExtraction, ids: list[str]) -> None:
-        """Recompute the ``calls`` and ``imports`` edges of ``path``."""
+    def resolve(
+        self,
+        path: str,
+        extraction: FileExtraction,
+        ids: list[str],
+        pending: Container[str] = (),
+    ) -> set[str]:
+        """Recompute the ``calls`` and ``imports`` edges of ``path``.
+
+        ``pending``: files not in the graph yet. If the edges needed any, they
+        are not set, and those files are returned (resolve again once they are in).
+        """
         file_id = self.graph.file_ids[path]
-        edges = FileResolver(extraction, ids, file_id, self.graph, self.modules).edges()
+        resolver = FileResolver(
+            extraction, ids, file_id, self.graph, self.modules, pending
+        )
+        edges = resolver.edges()
+        if resolver.waited_on:
+            return resolver.waited_on
         if set(edges) != set(self.graph.file_edges(path)):
             self.graph.set_file_edges(path, edges)
             self.writes.dirty.add(path)
         self._imports[path] = {
             self.modules.absolute(path, ref) for ref in extraction.imports
         }
+        return set()
 
     def forget(self, path: str) -> FileUpdate | None:
         """A file was deleted: orphan its nodes (kept, never deleted)."""

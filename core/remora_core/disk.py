@@ -2,8 +2,9 @@
 
 - :meth:`DiskSync.index_workspace` runs at start-up: files whose content hash is
   unchanged since the last run are skipped; the rest are parsed (in worker
-  processes when there are many) and, once every file is in the graph, their
-  edges are resolved — cross-file calls need the whole project.
+  processes when there are many) and their edges resolved — cross-file calls
+  need the files they name, so each file is resolved as soon as those are in
+  the graph (``resolve_queue.py``), the rest once every file is in.
 - :meth:`DiskSync.files_changed` handles watcher events (or polling): created
   and changed files are re-indexed, deleted ones orphaned. A created file with
   the content of a file deleted earlier is that file renamed: its ids stay.
@@ -23,11 +24,11 @@ from typing import TYPE_CHECKING
 
 from remora_core.changes import Changes
 from remora_core.collector import collector_paused
-from remora_core.discovery import FileExtraction, SkippedFile
+from remora_core.discovery import SkippedFile
 from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
-from remora_core.store.nodes import FileRecord, FileSnapshot
+from remora_core.resolve_queue import ResolveQueue, parse_order
 
 if TYPE_CHECKING:
     from remora_core.code_index import CodeIndex
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 YIELD_EVERY = 50
 """Files resolved between two yields to the event loop during start-up."""
 SAVE_EARLY = 200
-"""Parsed files whose nodes are written together while indexing goes on."""
+"""Resolved files written together while indexing goes on."""
 
 
 class DiskSync:
@@ -157,68 +158,75 @@ class DiskSync:
     async def _parse(
         self, paths: list[str], sink: ProgressSink | None, total: int
     ) -> tuple[set[str], set[str]]:
-        """Parse and apply ``paths``, edges once all are in; return the paths
-        whose set of nodes changed, and those resolved once every file was in
-        (their edges are settled).
+        """Parse, apply and resolve ``paths``; return the paths whose set of
+        nodes changed, and those resolved with every file in (their edges are
+        settled).
 
-        The nodes of parsed files are written while the rest are parsed (their
-        records without a content hash, so that a crash before the end leaves
-        them to parse again); the last save then adds records and edges.
+        A file is resolved as soon as the files it names are in the graph
+        (``resolve_queue.py``), while the rest are parsed, and then written
+        whole; what is left is resolved once the last file is in.
         """
         index = self.index
-        pending: list[tuple[FileExtraction, list[str]]] = []
+        paths = parse_order(paths)
+        queue = ResolveQueue(index, paths)
+        parsed: list[str] = []
         reshaped: set[str] = set()
         done = 0
-        writes: list[asyncio.Task[bool]] = []
-        unwritten: list[str] = []
+        resolved: list[str] = []
+        saving: asyncio.Task[None] | None = None
         try:
             async for batch in index.extractor.extract(paths):
                 for result in batch:
                     done += 1
                     if result.path in index.documents:
+                        queue.skipped(result.path, readable=True)
                         continue
                     if isinstance(result, SkippedFile):
                         gone = index.skip(result.path, result.reason)
+                        queue.skipped(result.path, readable=False)
                         if gone is not None:
                             await index.listener.announce(Changes.of_update(gone))
                         reshaped.add(result.path)
                         continue
                     known = index.graph.file_node(result.path) is not None
                     update = index.apply(result.path, result, resolve=False)
-                    pending.append((result, update.ids))
-                    unwritten.append(result.path)
+                    queue.parsed(result.path, result, update.ids)
+                    parsed.append(result.path)
                     if update.topology_changed:
                         reshaped.add(result.path)
                     if known:  # changed since the last run (a first index is not)
                         await index.listener.announce(Changes.of_update(update))
-                if len(unwritten) >= SAVE_EARLY:
-                    writes.append(asyncio.ensure_future(self._save_nodes(unwritten)))
-                    unwritten = []
+                resolved += queue.resolve_ready()
+                if len(resolved) >= SAVE_EARLY:
+                    saving = asyncio.ensure_future(self._save_after(saving, resolved))
+                    resolved = []
                 if sink:
                     sink.report(
                         f"parsed {done}/{len(paths)} changed files of {total}",
                         int(100 * done / len(paths)),
                     )
-        finally:
-            await asyncio.gather(*writes)
-        # Files are saved as soon as they are resolved, while the next ones are.
-        saving: asyncio.Task[None] | None = None
-        resolved: list[str] = []
-        try:
-            for count, (extraction, ids) in enumerate(pending, 1):
-                if extraction.path not in index.documents:
-                    index.resolve(extraction.path, extraction, ids)
-                    resolved.append(extraction.path)
+            early = len(queue.early)
+            left = queue.left()
+            for count, (path, extraction, ids) in enumerate(left, 1):
+                if path not in index.documents:
+                    index.resolve(path, extraction, ids)
+                    resolved.append(path)
                 if len(resolved) >= SAVE_EARLY:
                     saving = asyncio.ensure_future(self._save_after(saving, resolved))
                     resolved = []
                 if count % YIELD_EVERY == 0:
                     await asyncio.sleep(0)
+            log.debug(
+                "%d of %d parsed files resolved while parsing, %d after",
+                early,
+                len(parsed),
+                len(left),
+            )
         finally:
             if saving is not None:
                 await saving
-        self.parsed += len(pending)
-        return reshaped, {extraction.path for extraction, _ in pending}
+        self.parsed += len(parsed)
+        return reshaped, set(parsed)
 
     async def _save_after(
         self, previous: Awaitable[None] | None, paths: list[str]
@@ -229,25 +237,6 @@ class DiskSync:
         if previous is not None:
             await previous
         await self.index.save_dirty(only=paths)
-
-    async def _save_nodes(self, paths: list[str]) -> bool:
-        """Write the nodes of freshly parsed files; their edges (not resolved
-        yet) come with the last save, which then skips these nodes
-        (``NodeStore`` writes a node again only when it changed).
-        """
-        index = self.index
-        if index.store is None:
-            return False
-        graph = index.graph
-        snapshots = []
-        for path in paths:
-            file_node = graph.file_node(path)
-            if file_node is None or path in index.documents:
-                continue
-            nodes = [file_node, *graph.file_nodes(path, orphans=True)]
-            record = FileRecord(path, file_node.id, None)  # not settled yet
-            snapshots.append(FileSnapshot(record, nodes, []))
-        return await index.store.save_files(snapshots)
 
     async def files_changed(
         self,

@@ -14,6 +14,7 @@ worker processes; :meth:`Extractor.close` stops a running one at shutdown.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -36,11 +37,17 @@ log = logging.getLogger(__name__)
 POOL_THRESHOLD = 24
 """Fewer changed files than this are parsed in a thread, not in workers."""
 BATCH_SIZE = 16
+WORKER_NICENESS = 10
+"""How much lower than the server's the workers' CPU priority is."""
 
 
-def _silence_stdout() -> None:
-    """Worker initializer: anything written to fd 1 goes to stderr instead."""
+def _start_worker() -> None:
+    """Worker initializer: anything written to fd 1 goes to stderr instead, and
+    the worker yields the CPU to the server (see the module docstring).
+    """
     os.dup2(2, 1)
+    with contextlib.suppress(OSError):  # not allowed: workers compete as equals
+        os.nice(WORKER_NICENESS)
 
 
 Stat = tuple[int, int]
@@ -122,7 +129,7 @@ class Extractor:
         pool = self._pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_silence_stdout,
+            initializer=_start_worker,
         )
         try:
             pending = {

@@ -14,11 +14,17 @@ Name resolution is deliberately simple and predictable (no type inference):
 
 A call that names something outside the project, or something only known at
 run time, produces no edge.
+
+Everything a file's edges depend on outside the file is reached through the
+files of the modules it names (:meth:`FileResolver._file_id`): start-up uses
+that to resolve a file as soon as those files are in the graph, while others
+are still being parsed (``resolve_queue.py``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -108,12 +114,18 @@ class FileResolver:
         file_id: str,
         graph: CodeGraph,
         modules: ModuleMap,
+        pending: Container[str] = (),
     ) -> None:
         self.extraction = extraction
         self.ids = ids
         self.file_id = file_id
         self.graph = graph
         self.modules = modules
+        self.pending = pending
+        """Files not in the graph yet (start-up): consulting one makes the
+        answer provisional."""
+        self.waited_on: set[str] = set()
+        """Pending files these edges needed: empty when they are final."""
         self.local: dict[tuple[int, str], list[int]] = defaultdict(list)
         for index, definition in enumerate(extraction.definitions):
             self.local[(definition.parent, definition.name)].append(index)
@@ -165,7 +177,7 @@ class FileResolver:
     def _note_import(self, module: str) -> None:
         target = self.modules.file(module)
         if target is not None:
-            file_id = self.graph.file_ids.get(target)
+            file_id = self._file_id(target)
             if file_id is not None:
                 self.import_targets.add(file_id)
 
@@ -244,10 +256,37 @@ class FileResolver:
             return []
         if path == self.extraction.path:
             return [self._local_target(i) for i in self.local.get((-1, name), [])]
-        file_id = self.graph.file_ids.get(path)
+        file_id = self._file_id(path)
         if file_id is None:
             return []
         return [
             _Target(None, child.id, child.kind)
             for child in self.graph.children_named(file_id, name)
         ]
+
+    def _file_id(self, path: str) -> str | None:
+        """The file node of another project file, noting it if still pending."""
+        if path in self.pending:
+            self.waited_on.add(path)
+            return None
+        return self.graph.file_ids.get(path)
+
+
+def imported_files(
+    path: str, extraction: FileExtraction, modules: ModuleMap
+) -> set[str]:
+    """The project files ``path``'s imports name (their modules, and for
+    ``from m import n`` the submodule ``m.n`` if it is one): what resolving it
+    needs first, short of attribute chains through modules.
+    """
+    found = set()
+    for ref in extraction.imports:
+        module = modules.absolute(path, ref)
+        names = [module]
+        if ref.name is not None and ref.name != "*":
+            names.append(f"{module}.{ref.name}" if module else ref.name)
+        for name in names:
+            target = modules.file(name)
+            if target is not None and target != path:
+                found.add(target)
+    return found
