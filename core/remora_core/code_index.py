@@ -33,7 +33,7 @@ from remora_core.discovery import FileExtraction, FileFilter
 from remora_core.discovery.files import SourceSkipped, read_source
 from remora_core.index_reports import IndexListener, Unheard
 from remora_core.index_writes import IndexWrites, snapshot
-from remora_core.indexer import Extractor
+from remora_core.indexer import Extractor, Stat, Vouched
 from remora_core.model import CodeNode, NodeStatus
 from remora_core.resolve import FileResolver, ModuleMap, module_name
 from remora_core.search import search_nodes
@@ -122,6 +122,17 @@ class CodeIndex:
         for record in files:
             if record.status == "present":
                 self.modules.add(record.path)
+
+    def vouched(self) -> Vouched:
+        """Stored content hashes that the file's unchanged stat vouches for."""
+        return {
+            path: ((record.mtime_ns, record.size), record.content_hash)
+            for path, record in self.records.items()
+            if record.status == "present"
+            and record.content_hash is not None
+            and record.mtime_ns is not None
+            and record.size is not None
+        }
 
     async def ready(self) -> bool:
         """Wait until the stored graph is loaded; False if the index closed first.
@@ -230,11 +241,18 @@ class CodeIndex:
         return self.apply(path, extraction) if extraction is not None else None
 
     def apply(
-        self, path: str, extraction: FileExtraction, *, resolve: bool = True
+        self,
+        path: str,
+        extraction: FileExtraction,
+        *,
+        resolve: bool = True,
+        stat: Stat | None = None,
     ) -> FileUpdate:
         """Make ``extraction`` the current state of ``path``.
 
-        ``resolve=False`` defers edges (start-up resolves once every file is in).
+        ``resolve=False`` defers edges (start-up resolves them as files come
+        in); ``stat``: the file's stat from before it was read, kept with its
+        record when it may vouch for the content next time (``indexer.scan``).
         """
         before = self.graph.file_node(path)
         unchanged = (
@@ -246,7 +264,10 @@ class CodeIndex:
         record = self.records.get(path)
         if record is None or record.status != "present":
             self.modules.add(path)
-        self.records[path] = FileRecord(path, update.file_id, extraction.content_hash)
+        mtime_ns, size = stat if stat is not None else (None, None)
+        self.records[path] = FileRecord(
+            path, update.file_id, extraction.content_hash, mtime_ns=mtime_ns, size=size
+        )
         if extraction.has_references and resolve:
             self.resolve(path, extraction, update.ids)
         if not unchanged:

@@ -58,6 +58,8 @@ class DiskSync:
         self.progress = progress
         """Makes the work-done progress of indexing the workspace, if shown."""
         self.stats: dict[str, Stat] = {}
+        self.scanned = Scan({}, {}, {})
+        """The last start-up scan."""
         self.parsed = 0
         """Files parsed by the last start-up index."""
 
@@ -93,9 +95,11 @@ class DiskSync:
                             index.root,
                             index.filter,
                             index.config.discovery.max_file_bytes,
+                            index.vouched,
                         )
                     )
                     self.stats = found.stats
+                    self.scanned = found
                     for path, reason in found.skipped.items():
                         if path in index.documents:
                             continue
@@ -189,7 +193,12 @@ class DiskSync:
                         reshaped.add(result.path)
                         continue
                     known = index.graph.file_node(result.path) is not None
-                    update = index.apply(result.path, result, resolve=False)
+                    update = index.apply(
+                        result.path,
+                        result,
+                        resolve=False,
+                        stat=self.scanned.stat_to_keep(result.path),
+                    )
                     queue.parsed(result.path, result, update.ids)
                     parsed.append(result.path)
                     if update.topology_changed:

@@ -18,7 +18,8 @@ import contextlib
 import logging
 import multiprocessing
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,14 @@ Stat = tuple[int, int]
 """``(mtime_ns, size)`` of a file, to notice changes when polling."""
 
 
+VOUCH_MARGIN_NS = 2_000_000_000
+"""How much older than the scan a file's mtime must be for its stat to vouch
+for its content next time (see :func:`scan`)."""
+
+Vouched = dict[str, tuple[Stat, str]]
+"""Path → the stat a stored content hash was taken at, and that hash."""
+
+
 @dataclass(frozen=True, slots=True)
 class Scan:
     """The indexed files on disk: content hashes, skip reasons and stats."""
@@ -61,6 +70,19 @@ class Scan:
     hashes: dict[str, str]
     skipped: dict[str, str]
     stats: dict[str, Stat]
+    taken_ns: int = 0
+    """Wall-clock time (``time.time_ns``) just before the files were listed."""
+
+    def stat_to_keep(self, path: str) -> Stat | None:
+        """``path``'s stat if it may vouch for the content read after it: the
+        file was last modified well before the scan, so a later change moves
+        its mtime. A file changed within the filesystem's timestamp tick of the
+        scan could keep both mtime and size: such a file is read next time.
+        """
+        stat = self.stats.get(path)
+        if stat is None or stat[0] > self.taken_ns - VOUCH_MARGIN_NS:
+            return None
+        return stat
 
 
 def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
@@ -76,19 +98,37 @@ def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
     return stats
 
 
-def scan(root: Path, file_filter: FileFilter, max_bytes: int) -> Scan:
-    """List, stat and hash every indexed file (blocking: run it in a thread)."""
+def scan(
+    root: Path,
+    file_filter: FileFilter,
+    max_bytes: int,
+    vouched: Callable[[], Vouched] | None = None,
+) -> Scan:
+    """List, stat and hash every indexed file (blocking: run it in a thread).
+
+    ``vouched`` gives, once the files are listed, the stored hashes whose file
+    stat is known (it may wait for the store): a file whose ``(mtime_ns,
+    size)`` is unchanged keeps its stored hash unread, as ``git status`` does
+    with its index; any other file is read and hashed.
+    """
     hashes: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    taken_ns = time.time_ns()
     stats = stat_sources(root, file_filter)
+    known = vouched() if vouched is not None else {}
     base = str(root)
-    for path, (_, size) in stats.items():
+    for path, stat in stats.items():
+        stored = known.get(path)
+        if stored is not None and stored[0] == stat:
+            hashes[path] = stored[1]
+            continue
+        size = stat[1]
         try:
             data = read_source(os.path.join(base, path), max_bytes, size=size)
             hashes[path] = content_hash(data)
         except SourceSkipped as reason:
             skipped[path] = str(reason)
-    return Scan(hashes, skipped, stats)
+    return Scan(hashes, skipped, stats, taken_ns)
 
 
 def read_one(root: Path, path: str, max_bytes: int) -> tuple[bytes | None, str | None]:

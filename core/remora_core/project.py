@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from remora_core.code_index import CodeIndex
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from remora_core.documents import OpenDocument, TextChange
     from remora_core.events.store import StoredEvent
     from remora_core.graphs.facade import Graphs
+    from remora_core.indexer import Vouched
     from remora_core.model import CodeNode
     from remora_core.progress import ProgressSink
     from remora_core.store import Database, NodeStore
@@ -113,25 +115,31 @@ class Project:
         """Build the engine on the store, then index the workspace."""
         index = self.index
         scanning = None
+        # Listing the files (a thread) overlaps loading the store; the stored
+        # records then spare reading the files whose stat is unchanged.
+        records: Future[Vouched] = Future()
         if index.root is not None:
-            # Listing and hashing the files (a thread) overlaps loading the store.
             scanning = asyncio.ensure_future(
                 asyncio.to_thread(
                     scan,
                     index.root,
                     index.filter,
                     index.config.discovery.max_file_bytes,
+                    records.result,
                 )
             )
-        engine = await Engine.open(
-            index,
-            self.disk,
-            trust=self.trust,
-            notify=self.notify,
-            turn_function=self.turn_function,
-            presenter=self.question_presenter,
-            listeners=self.event_listeners,
-        )
+        try:
+            engine = await Engine.open(
+                index,
+                self.disk,
+                trust=self.trust,
+                notify=self.notify,
+                turn_function=self.turn_function,
+                presenter=self.question_presenter,
+                listeners=self.event_listeners,
+            )
+        finally:  # the scan waits for this, even if opening failed
+            records.set_result(index.vouched())
         if index.closed:  # closed while the engine was being built
             await engine.close()
             return

@@ -10,6 +10,7 @@ announces nothing; an edit announces exactly the definitions whose text changed.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +147,55 @@ async def test_a_restart_without_changes_announces_nothing(harness):
     await harness.start()
     project = await harness.restart()
     assert await all_events(project.swarm) == []
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Set ``path``'s modification time ``seconds`` into the past."""
+    when = path.stat().st_mtime_ns - int(seconds * 1e9)
+    os.utime(path, ns=(when, when))
+
+
+def _swap_keeping_stat(path: Path, old: str, new: str) -> None:
+    """Edit ``path`` without changing its size or modification time."""
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+async def test_a_restart_reads_only_the_files_whose_stat_changed(harness):
+    """Like ``git status``: an unchanged size and modification time vouch for
+    the stored content hash, so a big project's warm start reads nothing.
+    """
+    for path in ("pkg/a.py", "b.py"):
+        _age(harness.root / path, 3600)
+    await harness.start()
+    await harness.stop()
+
+    harness.write("pkg/a.py", A_SOURCE.replace("return 1", "return 7"))  # new mtime
+    _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
+    project = await harness.start()
+    [changed] = of_type(await all_events(project.swarm), "content_changed")
+    assert changed.path == "pkg/a.py"
+    assert [n.name for n in project.graph.file_nodes("b.py")] == ["other"]
+
+    os.utime(harness.root / "b.py")  # touched: read again, and the edit shows
+    project = await harness.restart()
+    assert [n.name for n in project.graph.file_nodes("b.py")] == ["ather"]
+
+
+async def test_a_file_modified_just_before_the_scan_is_read_at_the_next_start(
+    harness,
+):
+    """A file changed within the filesystem's timestamp tick of the scan may
+    change again keeping its mtime: its stat does not vouch for it.
+    """
+    await harness.start()  # the files were written just now
+    await harness.stop()
+    _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
+    project = await harness.start()
+    assert [n.name for n in project.graph.file_nodes("b.py")] == ["ather"]
 
 
 async def test_added_and_removed_definitions_are_topology_changes(harness):

@@ -31,7 +31,13 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, TypeVar
 
 from remora_core.model import AgentStatus, CodeNode, Edge, EdgeKind
-from remora_core.store.nodes import EDGE_KINDS, NODE_COLUMNS, FileRecord, row_node
+from remora_core.store.nodes import (
+    EDGE_KINDS,
+    FILE_COLUMNS,
+    NODE_COLUMNS,
+    FileRecord,
+    row_node,
+)
 
 if TYPE_CHECKING:
     from remora_core.codegraph import CodeGraph
@@ -207,7 +213,7 @@ def _records(db: sqlite3.Connection) -> list[FileRecord]:
     return [
         FileRecord(*row)
         for row in db.execute(
-            "SELECT path, file_id, content_hash, status, skipped_reason FROM files"
+            f"SELECT {FILE_COLUMNS} FROM files"
         )
     ]
 

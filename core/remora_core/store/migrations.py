@@ -191,6 +191,12 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE proposals ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
     """,
+    # 9: the file's modification time and size when its content hash was
+    # taken; while both are unchanged a warm start need not read the file.
+    """
+    ALTER TABLE files ADD COLUMN mtime_ns INTEGER;
+    ALTER TABLE files ADD COLUMN size INTEGER;
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -40,6 +40,10 @@ class FileRecord:
     content_hash: str | None
     status: str = "present"  # present | deleted | skipped
     skipped_reason: str | None = None
+    mtime_ns: int | None = None
+    """With ``size``: the file's stat when ``content_hash`` was taken, if it can
+    vouch for the content (see ``indexer.scan``); None: read the file to know."""
+    size: int | None = None
 
 
 @dataclass(slots=True)
@@ -50,6 +54,9 @@ class FileSnapshot:
     nodes: list[CodeNode]
     edges: list[Edge]
 
+
+FILE_COLUMNS = "path, file_id, content_hash, status, skipped_reason, mtime_ns, size"
+"""The ``files`` columns of a :class:`FileRecord`, in its order."""
 
 NODE_COLUMNS = (
     "id, kind, name, qualified_name, file_path, start_line, start_col, end_line, "
@@ -144,8 +151,7 @@ class NodeStore:
             files = [
                 FileRecord(*row)
                 for row in db.execute(
-                    "SELECT path, file_id, content_hash, status, skipped_reason "
-                    "FROM files"
+                    f"SELECT {FILE_COLUMNS} FROM files"
                 )
             ]
             nodes = [
@@ -221,9 +227,8 @@ class NodeStore:
             now = time.time()
             paths = [(s.record.path,) for s in batch]
             db.executemany(
-                "INSERT OR REPLACE INTO files "
-                "(path, file_id, content_hash, status, skipped_reason, indexed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO files ({FILE_COLUMNS}, indexed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.record.path,
@@ -231,6 +236,8 @@ class NodeStore:
                         s.record.content_hash,
                         s.record.status,
                         s.record.skipped_reason,
+                        s.record.mtime_ns,
+                        s.record.size,
                         now,
                     )
                     for s in batch
