@@ -42,6 +42,12 @@ WORKER_NICENESS = 10
 """How much lower than the server's the workers' CPU priority is."""
 
 
+def _ready() -> None:
+    """A worker's first task when started ahead: being up, with this module
+    (and so the parser) imported.
+    """
+
+
 def _start_worker() -> None:
     """Worker initializer: anything written to fd 1 goes to stderr instead, and
     the worker yields the CPU to the server (see the module docstring).
@@ -148,6 +154,33 @@ class Extractor:
         self.read_inline_ids = read_inline_ids
         self.workers = max(1, workers)
         self._pool: ProcessPoolExecutor | None = None
+        self._ahead: ProcessPoolExecutor | None = None
+        """Workers started by :meth:`start_ahead`, not used yet."""
+
+    def start_ahead(self) -> None:
+        """Start the worker processes now, when a first index of the project
+        is coming: they start Python and import the parser while the server
+        opens its store and lists the files, rather than after. Stopped by
+        :meth:`release_ahead` if the index turns out not to need them.
+        """
+        if self.workers == 1 or self._ahead is not None:
+            return
+        self._ahead = self._new_pool()
+        for _ in range(self.workers):
+            self._ahead.submit(_ready)
+
+    def release_ahead(self) -> None:
+        """Stop workers started ahead that no extraction took."""
+        pool, self._ahead = self._ahead, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+        )
 
     async def extract(
         self, paths: list[str]
@@ -156,6 +189,7 @@ class Extractor:
         if not paths:
             return
         if len(paths) < POOL_THRESHOLD or self.workers == 1:
+            self.release_ahead()
             for start in range(0, len(paths), BATCH_SIZE):
                 yield await asyncio.to_thread(
                     extract_paths,
@@ -166,11 +200,8 @@ class Extractor:
                 )
             return
         loop = asyncio.get_running_loop()
-        pool = self._pool = ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker,
-        )
+        pool = self._pool = self._ahead or self._new_pool()
+        self._ahead = None
         try:
             pending = {
                 loop.run_in_executor(
@@ -195,6 +226,7 @@ class Extractor:
 
     def close(self) -> None:
         """Stop a running pool without waiting for its work."""
+        self.release_ahead()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)

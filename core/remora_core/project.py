@@ -35,6 +35,7 @@ from remora_core.disk import DiskSync
 from remora_core.document_sync import DocumentSync
 from remora_core.engine import Engine
 from remora_core.indexer import scan
+from remora_core.store.database import DB_NAME, STORE_DIR
 from remora_core.tasks import TaskSet
 from remora_core.trust import Trust
 
@@ -119,6 +120,8 @@ class Project:
         # records then spare reading the files whose stat is unchanged.
         records: Future[Vouched] = Future()
         if index.root is not None:
+            if not (index.root / STORE_DIR / DB_NAME).exists():
+                index.extractor.start_ahead()  # a first index: every file
             scanning = asyncio.ensure_future(
                 asyncio.to_thread(
                     scan,
@@ -150,6 +153,7 @@ class Project:
             if scanning is not None:
                 await self.disk.index_workspace(scanning)
         finally:
+            index.extractor.release_ahead()
             index.indexed.set()
         await engine.watch(self.watchers, self.on_owner_gone)
 

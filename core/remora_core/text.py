@@ -29,11 +29,15 @@ class PositionEncoding(StrEnum):
     UTF32 = "utf-32"
 
 
+_PLUS_ONE = (1).__add__
+
+
 def _line_starts(text: bytes) -> list[int]:
     """Byte offset at which every line of ``text`` starts (the first is 0)."""
     if b"\r" not in text:
-        # Fast path: split is done in C; each line contributes len + 1 bytes.
-        lengths = accumulate(len(line) + 1 for line in text.split(b"\n"))
+        # Fast path: split is done in C; each line contributes len + 1 bytes
+        # (``map`` rather than a generator: no Python frame per line).
+        lengths = accumulate(map(_PLUS_ONE, map(len, text.split(b"\n"))))
         return [0, *list(lengths)[:-1]]
     return [0, *(m.end() for m in _NEWLINE.finditer(text))]
 

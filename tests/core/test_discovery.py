@@ -316,10 +316,10 @@ def test_call_sites_name_their_owner_and_dotted_callee():
     )
     names = [d.qualified_name for d in extraction.definitions]
 
-    def owner(site):
-        return names[site.owner] if site.owner >= 0 else "<file>"
+    def owner(index):
+        return names[index] if index >= 0 else "<file>"
 
-    assert sorted((owner(s), s.parts) for s in extraction.calls) == sorted(
+    assert sorted((owner(i), parts) for i, parts in extraction.calls) == sorted(
         [
             ("run", ("os", "path", "join")),
             ("run", ("helper",)),

@@ -94,6 +94,10 @@ class _Extractor:
         self.read_inline_ids = read_inline_ids
         self.imports = imports
         """Where the import statements met on the way go, if anywhere."""
+        self.points_are_lines = b"\r" not in text
+        """Tree-sitter counts rows at ``\n`` only; LSP also breaks lines at a
+        lone ``\r``. Without any ``\r`` a node's points are its line and byte
+        column, read from the tree instead of looked up."""
         self.found: list[Definition] = []
         self.node_ends: list[int] = []
         """End byte of each definition's whole node (trailing comments included)."""
@@ -117,6 +121,20 @@ class _Extractor:
             end_col=end - start_of_end,
             ascii=ascii_,
         )
+
+    def node_span(self, first: tree_sitter.Node, last: tree_sitter.Node) -> Span:
+        """The span from the start of ``first`` to the end of ``last``."""
+        if not self.points_are_lines:
+            return self.span(first.start_byte, last.end_byte)
+        start, end = first.start_byte, last.end_byte
+        start_line, start_col = first.start_point
+        end_line, end_col = last.end_point
+        text = self.text
+        ascii_ = (
+            text[start - start_col : start].isascii()
+            and text[end - end_col : end].isascii()
+        )
+        return Span(start, end, start_line, start_col, end_line, end_col, ascii_)
 
     def _col(self, line: int, offset: int) -> int:
         return offset - self.lines.line_start(line)
@@ -161,8 +179,8 @@ class _Extractor:
             kind = NodeKind.METHOD
         else:
             kind = NodeKind.FUNCTION
-        start = outer.start_byte
-        end = content_end(outer).end_byte
+        last = content_end(outer)
+        start, end = outer.start_byte, last.end_byte
         index = len(self.found)
         self.node_ends.append(outer.end_byte)
         self.found.append(
@@ -170,8 +188,8 @@ class _Extractor:
                 kind=kind,
                 name=name,
                 qualified_name=qualified,
-                span=self.span(start, end),
-                name_span=self.span(name_node.start_byte, name_node.end_byte),
+                span=self.node_span(outer, last),
+                name_span=self.node_span(name_node, name_node),
                 parent=parent,
                 source_hash=source_hash(self.text[start:end]),
                 inline_id=self.inline_id(definition, name_node),

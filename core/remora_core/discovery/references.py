@@ -23,17 +23,15 @@ if TYPE_CHECKING:
     from remora_core.model import Definition
 
 
-class CallSite(NamedTuple):
-    """``owner`` indexes the enclosing definition (-1: the file); ``parts`` is the
-    dotted callee, e.g. ``("self", "save")`` or ``("json", "dumps")``.
+CallSite = tuple[int, tuple[str, ...]]
+"""``(owner, parts)``: ``owner`` indexes the enclosing definition (-1: the
+file); ``parts`` is the dotted callee, e.g. ``("self", "save")`` or
+``("json", "dumps")``.
 
-    Named tuples (also :class:`ImportRef`): workers send hundreds of thousands of
-    them back to the server, and tuples pickle several times faster than slotted
-    dataclasses.
-    """
-
-    owner: int
-    parts: tuple[str, ...]
+A plain tuple: workers send hundreds of thousands of them back to the server,
+and a plain tuple pickles in half the time of a named one (no class to call
+per site on either side) and a third of a slotted dataclass.
+"""
 
 
 class ImportRef(NamedTuple):
@@ -123,7 +121,7 @@ def extract_calls(
         parts = _dotted(node)
         if parts:
             start = node.start_byte
-            site = CallSite(owners.owner(start), parts)
+            site = (owners.owner(start), parts)
             if first.get(site, start) >= start:
                 first[site] = start
     # Document order of each site's first call (captures come in no set order).

@@ -210,12 +210,7 @@ class StoredGraph:
 
 def _records(db: sqlite3.Connection) -> list[FileRecord]:
     """The file records: all a warm start reads before it is indexed."""
-    return [
-        FileRecord(*row)
-        for row in db.execute(
-            f"SELECT {FILE_COLUMNS} FROM files"
-        )
-    ]
+    return [FileRecord(*row) for row in db.execute(f"SELECT {FILE_COLUMNS} FROM files")]
 
 
 async def open_graph(

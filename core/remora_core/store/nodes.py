@@ -150,9 +150,7 @@ class NodeStore:
         ) -> tuple[list[FileRecord], list[CodeNode], list[Edge]]:
             files = [
                 FileRecord(*row)
-                for row in db.execute(
-                    f"SELECT {FILE_COLUMNS} FROM files"
-                )
+                for row in db.execute(f"SELECT {FILE_COLUMNS} FROM files")
             ]
             nodes = [
                 row_node(tuple(row))
