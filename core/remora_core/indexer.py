@@ -8,16 +8,24 @@ threads; ``fork`` would copy their locks) and get their stdout pointed at
 stderr, because the LSP speaks on stdout.
 
 The pool lives only as long as a batch needs it, so an idle server holds no
-worker processes; :meth:`Extractor.close` stops a running one at shutdown.
+worker processes; :meth:`Extractor.close` stops a running one at shutdown. A
+first index starts it ahead (:meth:`Extractor.start_ahead`), while the store
+opens. Workers run at a lower CPU priority than the server: on a small machine
+the server's own share of indexing (applying, resolving, writing the store)
+then keeps pace, instead of piling up behind the parsing. On Linux a worker
+dies with the server, even when the server is killed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -48,13 +56,34 @@ def _ready() -> None:
     """
 
 
-def _start_worker() -> None:
-    """Worker initializer: anything written to fd 1 goes to stderr instead, and
-    the worker yields the CPU to the server (see the module docstring).
+def _start_worker(server_pid: int) -> None:
+    """Worker initializer: anything written to fd 1 goes to stderr instead, the
+    worker yields the CPU to the server (see the module docstring) and dies
+    with it.
     """
     os.dup2(2, 1)
     with contextlib.suppress(OSError):  # not allowed: workers compete as equals
         os.nice(WORKER_NICENESS)
+    _die_with(server_pid)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(server_pid: int) -> None:
+    """Linux: the kernel kills this worker when the server dies, even by
+    SIGKILL. Otherwise the worker would wait forever on a queue that nobody
+    fills any more, holding the pipes (and so the files) the server held.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: orphans may linger
+        log.debug("cannot tie the worker's life to the server's")
+    if os.getppid() != server_pid:  # the server died before that
+        os._exit(0)
 
 
 Stat = tuple[int, int]
@@ -180,6 +209,7 @@ class Extractor:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
 
     async def extract(

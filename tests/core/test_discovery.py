@@ -395,3 +395,44 @@ def test_a_rebound_import_name_keeps_document_order():
         ("pkg.a", "mod"),
         ("pkg.b", "mod"),
     ]
+
+
+def test_an_extraction_comes_back_whole_from_a_worker_process():
+    """Workers pickle extractions as plain tuples (``FileExtraction.__reduce__``);
+    what the server unpickles must be the same definitions, as named tuples.
+    """
+    import pickle
+
+    from remora_core.model import Definition, Span
+
+    extraction = extract(
+        """\
+        # remora-file: rm_file0001
+        import os.path as p
+        from . import sibling
+
+
+        class Ünï:  # rm_class001
+            @staticmethod
+            def m(x):
+                return p.join(sibling.f(x))
+        """,
+        inline=True,
+    )
+    back = pickle.loads(pickle.dumps(extraction, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == extraction
+    assert [type(d) for d in back.definitions] == [Definition, Definition]
+    assert {type(s) for d in back.definitions for s in (d.span, d.name_span)} == {Span}
+    klass, method = back.definitions
+    assert (klass.name, klass.inline_id, klass.name_span.ascii) == (
+        "Ünï",
+        "rm_class001",
+        False,
+    )
+    assert (method.qualified_name, method.parent, method.span.start_line) == (
+        "Ünï.m",
+        0,
+        6,  # from its decorator
+    )
+    assert back.calls == [(1, ("p", "join")), (1, ("sibling", "f"))]
+    assert back.file_inline_id == "rm_file0001"
