@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Container, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,6 +123,18 @@ class CodeIndex:
         for record in files:
             if record.status == "present":
                 self.modules.add(record.path)
+
+    async def restat(self, stats: dict[str, Stat]) -> None:
+        """Files whose stored hash is current, with the stats that now vouch
+        for it (a store from before stats were kept, or a file touched without
+        a change): only their records change.
+        """
+        for path, (mtime_ns, size) in stats.items():
+            self.records[path] = replace(
+                self.records[path], mtime_ns=mtime_ns, size=size
+            )
+        if self.store is not None and stats:
+            await self.store.save_stats(stats)
 
     def vouched(self) -> Vouched:
         """Stored content hashes that the file's unchanged stat vouches for."""

@@ -128,6 +128,7 @@ class DiskSync:
                     reshaped |= set(missing) | {p for pair in renamed for p in pair}
                     await index.reextract(index.dependents(reshaped) - settled)
                     await index.save_dirty()
+                    await index.restat(self._stats_to_record(found, set(changed)))
         finally:
             seconds = time.perf_counter() - started
             summary = (
@@ -137,6 +138,21 @@ class DiskSync:
             log.info("indexed %s: %s", index.root, summary)
             if sink:
                 sink.end(summary)
+
+    def _stats_to_record(self, found: Scan, changed: set[str]) -> dict[str, Stat]:
+        """Unchanged files whose record lacks the stat that would spare reading
+        them next time.
+        """
+        index = self.index
+        stats = {}
+        for path in found.hashes:
+            record = index.records.get(path)
+            if path in changed or path in index.documents or record is None:
+                continue
+            stat = found.stat_to_keep(path)
+            if stat is not None and (record.mtime_ns, record.size) != stat:
+                stats[path] = stat
+        return stats
 
     def _match_renames(
         self, changed: list[str], missing: list[str], hashes: dict[str, str]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,6 +184,23 @@ async def test_a_restart_reads_only_the_files_whose_stat_changed(harness):
     os.utime(harness.root / "b.py")  # touched: read again, and the edit shows
     project = await harness.restart()
     assert [n.name for n in project.graph.file_nodes("b.py")] == ["ather"]
+
+
+async def test_a_store_without_stats_learns_them_at_the_next_start(harness):
+    """A store written before stats were kept (or a file touched without a
+    change) reads the files once more, then keeps their stats.
+    """
+    for path in ("pkg/a.py", "b.py"):
+        _age(harness.root / path, 3600)
+    await harness.start()
+    await harness.stop()
+    with sqlite3.connect(harness.root / ".remora" / "remora.db") as db:
+        db.execute("UPDATE files SET mtime_ns = NULL, size = NULL")
+    await harness.start()  # reads both files, stores their stats
+    await harness.stop()
+    _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
+    project = await harness.start()
+    assert [n.name for n in project.graph.file_nodes("b.py")] == ["other"]
 
 
 async def test_a_file_modified_just_before_the_scan_is_read_at_the_next_start(

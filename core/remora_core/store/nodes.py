@@ -266,6 +266,17 @@ class NodeStore:
             self._rows.clear()
         return bool(saved)
 
+    async def save_stats(self, stats: dict[str, tuple[int, int]]) -> None:
+        """Record the ``(mtime_ns, size)`` that vouch for files' stored hashes."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                [(mtime, size, path) for path, (mtime, size) in stats.items()],
+            )
+
+        await self.database.transaction(work, "saving file stats")
+
     async def set_agent_statuses(self, statuses: dict[str, AgentStatus]) -> None:
         """Record what some nodes' agents are doing."""
 
