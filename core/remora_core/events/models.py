@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -37,7 +38,9 @@ def new_correlation_id() -> str:
 class BaseEvent(BaseModel):
     """The envelope every event has."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Validators are built on first use, not at import: building those of some
+    # 30 event classes delayed every start-up's answer to ``initialize``.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(default_factory=new_event_id)
     timestamp: float = Field(default_factory=time.time)
@@ -408,7 +411,12 @@ Event = Annotated[
 ]
 """Any event, discriminated by ``type``."""
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+@cache
+def event_adapter() -> TypeAdapter[Event]:
+    """Validates any event (built when first needed, like the classes)."""
+    return TypeAdapter(Event)
+
 
 EVENT_TYPES: frozenset[str] = frozenset(
     cls.model_fields["type"].default for cls in BaseEvent.__subclasses__()
@@ -419,5 +427,5 @@ EVENT_TYPES: frozenset[str] = frozenset(
 def parse_event(data: str | bytes | dict[str, Any]) -> Event:
     """An event from its JSON (text or already decoded)."""
     if isinstance(data, dict):
-        return EVENT_ADAPTER.validate_python(data)
-    return EVENT_ADAPTER.validate_json(data)
+        return event_adapter().validate_python(data)
+    return event_adapter().validate_json(data)
