@@ -64,6 +64,9 @@ class CodeIndex:
         self.modules = ModuleMap()
         self.documents: dict[str, OpenDocument] = {}
         """Open documents by path: their buffers are the truth for their files."""
+        self.opened_while_indexing: set[str] = set()
+        """Documents opened before the workspace was indexed: their edges were
+        resolved against a graph still filling, so indexing resolves them again."""
         self.records: dict[str, FileRecord] = {}
         self.store: NodeStore | None = None
         """Where the index is written; None while not loaded, or memory only."""
@@ -123,6 +126,13 @@ class CodeIndex:
         for record in files:
             if record.status == "present":
                 self.modules.add(record.path)
+
+    def settle(self, path: str, digest: str) -> None:
+        """``path``'s edges are resolved: its record takes its content hash."""
+        record = self.records.get(path)
+        if record is not None and record.status == "present":
+            self.records[path] = replace(record, content_hash=digest)
+            self.writes.dirty.add(path)
 
     async def restat(self, stats: dict[str, Stat]) -> None:
         """Files whose stored hash is current, with the stats that now vouch
@@ -264,8 +274,10 @@ class CodeIndex:
         """Make ``extraction`` the current state of ``path``.
 
         ``resolve=False`` defers edges (start-up resolves them as files come
-        in); ``stat``: the file's stat from before it was read, kept with its
-        record when it may vouch for the content next time (``indexer.scan``).
+        in): the record has no content hash until :meth:`settle`, so a file
+        written before its edges is parsed again at the next start. ``stat``:
+        the file's stat from before it was read, kept with its record when it
+        may vouch for the content next time (``indexer.scan``).
         """
         before = self.graph.file_node(path)
         unchanged = (
@@ -279,7 +291,11 @@ class CodeIndex:
             self.modules.add(path)
         mtime_ns, size = stat if stat is not None else (None, None)
         self.records[path] = FileRecord(
-            path, update.file_id, extraction.content_hash, mtime_ns=mtime_ns, size=size
+            path,
+            update.file_id,
+            extraction.content_hash if resolve else None,
+            mtime_ns=mtime_ns,
+            size=size,
         )
         if extraction.has_references and resolve:
             self.resolve(path, extraction, update.ids)

@@ -29,6 +29,7 @@ from remora_core.discovery.extract import extract_source
 from remora_core.discovery.files import content_hash, link_refusal
 from remora_core.indexer import Scan, Stat, read_one, scan, stat_sources
 from remora_core.resolve_queue import ResolveQueue, parse_order
+from remora_core.store.nodes import FileRecord, FileSnapshot
 
 if TYPE_CHECKING:
     from remora_core.code_index import CodeIndex
@@ -58,8 +59,6 @@ class DiskSync:
         self.progress = progress
         """Makes the work-done progress of indexing the workspace, if shown."""
         self.stats: dict[str, Stat] = {}
-        self.scanned = Scan({}, {}, {})
-        """The last start-up scan."""
         self.parsed = 0
         """Files parsed by the last start-up index."""
 
@@ -88,18 +87,17 @@ class DiskSync:
             # Start-up builds most of the graph: no garbage collection meanwhile.
             with collector_paused():
                 async with index.lock:
-                    found = await (
-                        scanning
-                        or asyncio.to_thread(
+                    if scanning is None:
+                        known = index.vouched()  # read here, not in the thread
+                        scanning = asyncio.to_thread(
                             scan,
                             index.root,
                             index.filter,
                             index.config.discovery.max_file_bytes,
-                            index.vouched,
+                            lambda: known,
                         )
-                    )
+                    found = await scanning
                     self.stats = found.stats
-                    self.scanned = found
                     for path, reason in found.skipped.items():
                         if path in index.documents:
                             continue
@@ -122,11 +120,13 @@ class DiskSync:
                     for path in missing:
                         if (gone := index.forget(path)) is not None:
                             await index.listener.announce(Changes.of_update(gone))
-                    reshaped, settled = await self._parse(
-                        changed, sink, len(found.hashes)
-                    )
+                    reshaped, settled = await self._parse(changed, found, sink)
                     reshaped |= set(missing) | {p for pair in renamed for p in pair}
-                    await index.reextract(index.dependents(reshaped) - settled)
+                    # Opened meanwhile: resolved against a graph still filling.
+                    opened = index.opened_while_indexing & set(found.stats)
+                    await index.reextract(
+                        (index.dependents(reshaped) - settled) | opened
+                    )
                     await index.save_dirty()
                     await index.restat(self._stats_to_record(found, set(changed)))
         finally:
@@ -141,13 +141,18 @@ class DiskSync:
 
     def _stats_to_record(self, found: Scan, changed: set[str]) -> dict[str, Stat]:
         """Unchanged files whose record lacks the stat that would spare reading
-        them next time.
+        them next time (only where the stored hash is that of the file on disk).
         """
         index = self.index
         stats = {}
-        for path in found.hashes:
+        for path, digest in found.hashes.items():
             record = index.records.get(path)
-            if path in changed or path in index.documents or record is None:
+            if (
+                path in changed
+                or path in index.documents
+                or record is None
+                or record.content_hash != digest
+            ):
                 continue
             stat = found.stat_to_keep(path)
             if stat is not None and (record.mtime_ns, record.size) != stat:
@@ -176,34 +181,49 @@ class DiskSync:
         return renamed
 
     async def _parse(
-        self, paths: list[str], sink: ProgressSink | None, total: int
+        self, paths: list[str], found: Scan, sink: ProgressSink | None
     ) -> tuple[set[str], set[str]]:
         """Parse, apply and resolve ``paths``; return the paths whose set of
         nodes changed, and those resolved with every file in (their edges are
         settled).
 
         A file is resolved as soon as the files it names are in the graph
-        (``resolve_queue.py``), while the rest are parsed, and then written
-        whole; what is left is resolved once the last file is in.
+        (``resolve_queue.py``), while the rest are parsed; what is left is
+        resolved once the last file is in. Writes go in order, each round's
+        freshly parsed nodes first (their records without a content hash), then
+        the files resolved so far, whole: a resolved file's edges never name a
+        node the store has not got, so after a crash a file parsed again keeps
+        its ids, and a file not yet resolved is parsed again.
         """
         index = self.index
+        total = len(found.hashes)
         paths = parse_order(paths)
         queue = ResolveQueue(index, paths)
         parsed: list[str] = []
         reshaped: set[str] = set()
         done = 0
+        unwritten: list[str] = []
+        """Parsed since the last write: their nodes go first."""
         resolved: list[str] = []
         saving: asyncio.Task[None] | None = None
+
+        def write() -> None:
+            nonlocal saving, unwritten, resolved
+            saving = asyncio.ensure_future(
+                self._save_after(saving, unwritten, resolved)
+            )
+            unwritten, resolved = [], []
+
         try:
             async for batch in index.extractor.extract(paths):
                 for result in batch:
                     done += 1
                     if result.path in index.documents:
-                        queue.skipped(result.path, readable=True)
+                        queue.skipped(result.path, in_editor=True)
                         continue
                     if isinstance(result, SkippedFile):
                         gone = index.skip(result.path, result.reason)
-                        queue.skipped(result.path, readable=False)
+                        queue.skipped(result.path, in_editor=False)
                         if gone is not None:
                             await index.listener.announce(Changes.of_update(gone))
                         reshaped.add(result.path)
@@ -213,18 +233,18 @@ class DiskSync:
                         result.path,
                         result,
                         resolve=False,
-                        stat=self.scanned.stat_to_keep(result.path),
+                        stat=found.stat_to_keep(result.path),
                     )
                     queue.parsed(result.path, result, update.ids)
                     parsed.append(result.path)
+                    unwritten.append(result.path)
                     if update.topology_changed:
                         reshaped.add(result.path)
                     if known:  # changed since the last run (a first index is not)
                         await index.listener.announce(Changes.of_update(update))
                 resolved += queue.resolve_ready()
                 if len(resolved) >= SAVE_EARLY:
-                    saving = asyncio.ensure_future(self._save_after(saving, resolved))
-                    resolved = []
+                    write()
                 if sink:
                     sink.report(
                         f"parsed {done}/{len(paths)} changed files of {total}",
@@ -235,12 +255,14 @@ class DiskSync:
             for count, (path, extraction, ids) in enumerate(left, 1):
                 if path not in index.documents:
                     index.resolve(path, extraction, ids)
+                    index.settle(path, extraction.content_hash)
                     resolved.append(path)
                 if len(resolved) >= SAVE_EARLY:
-                    saving = asyncio.ensure_future(self._save_after(saving, resolved))
-                    resolved = []
+                    write()
                 if count % YIELD_EVERY == 0:
                     await asyncio.sleep(0)
+            if unwritten or resolved:
+                write()
             log.debug(
                 "%d of %d parsed files resolved while parsing, %d after",
                 early,
@@ -254,14 +276,41 @@ class DiskSync:
         return reshaped, set(parsed)
 
     async def _save_after(
-        self, previous: Awaitable[None] | None, paths: list[str]
+        self,
+        previous: Awaitable[None] | None,
+        parsed: list[str],
+        resolved: list[str],
     ) -> None:
-        """Save ``paths`` once the save before (``previous``) is done: one
-        after the other, as the store takes them anyway.
+        """Once the write before (``previous``) is done: the nodes of ``parsed``
+        files, then ``resolved`` files whole. One after the other, as the store
+        takes them anyway.
         """
         if previous is not None:
             await previous
-        await self.index.save_dirty(only=paths)
+        await self._save_nodes(parsed)
+        await self.index.save_dirty(only=resolved)
+
+    async def _save_nodes(self, paths: list[str]) -> None:
+        """Write the nodes of freshly parsed files, their records without a
+        content hash (not settled: parsed again after a crash) and no edges.
+        A later write of the file whole skips these nodes (``NodeStore``
+        writes a node again only when it changed).
+        """
+        index = self.index
+        if index.store is None:
+            return
+        graph = index.graph
+        snapshots = []
+        for path in paths:
+            file_node = graph.file_node(path)
+            if file_node is None or path in index.documents:
+                continue
+            nodes = [file_node, *graph.file_nodes(path, orphans=True)]
+            snapshots.append(
+                FileSnapshot(FileRecord(path, file_node.id, None), nodes, [])
+            )
+        if snapshots:
+            await index.store.save_files(snapshots)
 
     async def files_changed(
         self,

@@ -39,6 +39,8 @@ class DocumentSync:
         index.documents[path] = OpenDocument(
             path, version, text, index.config.discovery.max_file_bytes
         )
+        if not index.indexed.is_set():
+            index.opened_while_indexing.add(path)
         if index.loaded.is_set():
             index.refresh_document(path, with_references=True)
             index.changes.snapshot(path, index.graph.file_nodes(path))

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 POOL_THRESHOLD = 24
 """Fewer changed files than this are parsed in a thread, not in workers."""
 BATCH_SIZE = 16
+AHEAD_MAX = 4
+"""Workers :meth:`Extractor.start_ahead` starts at most."""
 WORKER_NICENESS = 10
 """How much lower than the server's the workers' CPU priority is."""
 
@@ -74,13 +76,19 @@ def _die_with(server_pid: int) -> None:
     """Linux: the kernel kills this worker when the server dies, even by
     SIGKILL. Otherwise the worker would wait forever on a queue that nobody
     fills any more, holding the pipes (and so the files) the server held.
+
+    Strictly, the signal comes when the *thread* that started the worker
+    ends: pools are made on the event loop's thread, which lives as long as
+    the server.
     """
     if not sys.platform.startswith("linux"):
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # no prctl: orphans may linger
+        failed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0
+    except (OSError, AttributeError):
+        failed = True
+    if failed:  # orphans may linger after a kill
         log.debug("cannot tie the worker's life to the server's")
     if os.getppid() != server_pid:  # the server died before that
         os._exit(0)
@@ -154,7 +162,7 @@ def scan(
     base = str(root)
     for path, stat in stats.items():
         stored = known.get(path)
-        if stored is not None and stored[0] == stat:
+        if stored is not None and stored[0] == stat and stat[1] <= max_bytes:
             hashes[path] = stored[1]
             continue
         size = stat[1]
@@ -194,9 +202,15 @@ class Extractor:
         """
         if self.workers == 1 or self._ahead is not None:
             return
-        self._ahead = self._new_pool()
-        for _ in range(self.workers):
-            self._ahead.submit(_ready)
+        try:
+            pool = self._new_pool()
+            # A few now; a big machine's others start when work comes.
+            for _ in range(min(self.workers, AHEAD_MAX)):
+                pool.submit(_ready)
+        except (OSError, RuntimeError, ImportError) as error:  # no processes here
+            log.warning("cannot start parsing workers ahead: %s", error)
+            return
+        self._ahead = pool
 
     def release_ahead(self) -> None:
         """Stop workers started ahead that no extraction took."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from remora_core.code_index import CodeIndex
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from remora_core.documents import OpenDocument, TextChange
     from remora_core.events.store import StoredEvent
     from remora_core.graphs.facade import Graphs
-    from remora_core.indexer import Vouched
+    from remora_core.indexer import Scan, Vouched
     from remora_core.model import CodeNode
     from remora_core.progress import ProgressSink
     from remora_core.store import Database, NodeStore
@@ -62,6 +62,10 @@ if TYPE_CHECKING:
     from remora_core.updates import FileUpdate
 
 log = logging.getLogger(__name__)
+
+RECORDS_WAIT_S = 60.0
+"""How long the start-up scan waits for the stored records before reading
+every file instead."""
 
 
 class NotStarted(RuntimeError):
@@ -114,23 +118,21 @@ class Project:
 
     async def start(self) -> None:
         """Build the engine on the store, then index the workspace."""
+        if self.index.closed:
+            return
+        try:
+            await self._start()
+        finally:  # workers started ahead that indexing did not take
+            self.index.extractor.release_ahead()
+
+    async def _start(self) -> None:
         index = self.index
         scanning = None
-        # Listing the files (a thread) overlaps loading the store; the stored
-        # records then spare reading the files whose stat is unchanged.
         records: Future[Vouched] = Future()
         if index.root is not None:
             if not (index.root / STORE_DIR / DB_NAME).exists():
                 index.extractor.start_ahead()  # a first index: every file
-            scanning = asyncio.ensure_future(
-                asyncio.to_thread(
-                    scan,
-                    index.root,
-                    index.filter,
-                    index.config.discovery.max_file_bytes,
-                    records.result,
-                )
-            )
+            scanning = self._scan(records)
         try:
             engine = await Engine.open(
                 index,
@@ -153,9 +155,38 @@ class Project:
             if scanning is not None:
                 await self.disk.index_workspace(scanning)
         finally:
-            index.extractor.release_ahead()
             index.indexed.set()
         await engine.watch(self.watchers, self.on_owner_gone)
+
+    def _scan(self, records: Future[Vouched]) -> asyncio.Future[Scan]:
+        """List the files while the store loads; then hash those whose stat
+        the stored ``records`` do not vouch for.
+
+        The scan waits for the records, so it runs in a thread of its own: a
+        thread of the shared pool blocked there could starve the store's
+        opening (several workspace folders start at once).
+        """
+        index = self.index
+        assert index.root is not None
+
+        def known() -> Vouched:
+            try:
+                return records.result(timeout=RECORDS_WAIT_S)
+            except TimeoutError:  # the store takes that long: read every file
+                return {}
+
+        executor = ThreadPoolExecutor(1, thread_name_prefix="remora-scan")
+        try:
+            return asyncio.get_running_loop().run_in_executor(
+                executor,
+                scan,
+                index.root,
+                index.filter,
+                index.config.discovery.max_file_bytes,
+                known,
+            )
+        finally:
+            executor.shutdown(wait=False)  # its one thread ends with the scan
 
     async def close(self) -> None:
         """Write what is pending, then close the worker pool and the store."""

@@ -16,9 +16,9 @@ A call that names something outside the project, or something only known at
 run time, produces no edge.
 
 Everything a file's edges depend on outside the file is reached through the
-files of the modules it names (:meth:`FileResolver._file_id`): start-up uses
-that to resolve a file as soon as those files are in the graph, while others
-are still being parsed (``resolve_queue.py``).
+files of the modules it names (``FileResolver._file_id_unless_pending``):
+start-up uses that to resolve a file as soon as those files are in the graph,
+while others are still being parsed (``resolve_queue.py``).
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class FileResolver:
     def _note_import(self, module: str) -> None:
         target = self.modules.file(module)
         if target is not None:
-            file_id = self._file_id(target)
+            file_id = self._file_id_unless_pending(target)
             if file_id is not None:
                 self.import_targets.add(file_id)
 
@@ -256,7 +256,7 @@ class FileResolver:
             return []
         if path == self.extraction.path:
             return [self._local_target(i) for i in self.local.get((-1, name), [])]
-        file_id = self._file_id(path)
+        file_id = self._file_id_unless_pending(path)
         if file_id is None:
             return []
         return [
@@ -264,7 +264,7 @@ class FileResolver:
             for child in self.graph.children_named(file_id, name)
         ]
 
-    def _file_id(self, path: str) -> str | None:
+    def _file_id_unless_pending(self, path: str) -> str | None:
         """The file node of another project file, noting it if still pending."""
         if path in self.pending:
             self.waited_on.add(path)

@@ -76,11 +76,11 @@ class ResolveQueue:
         self._ready.append(path)
         self._arrived(path)
 
-    def skipped(self, path: str, *, readable: bool) -> None:
-        """``path`` will not be applied: open in the editor (``readable``: its
-        buffer is in the graph), or not indexed after all.
+    def skipped(self, path: str, *, in_editor: bool) -> None:
+        """``path`` will not be applied: open in the editor (its buffer is in
+        the graph), or not indexed after all (unreadable: no module any more).
         """
-        if not readable:
+        if not in_editor:
             self.index.modules.remove(path)
             self._lost_modules = True
         self._arrived(path)
@@ -109,6 +109,7 @@ class ResolveQueue:
             if needs:
                 self._wait(path, needs)
                 continue
+            index.settle(path, extraction.content_hash)
             self._unresolved.discard(path)
             resolved.append(path)
         self.early += resolved

@@ -305,3 +305,24 @@ async def test_a_module_renamed_while_stopped_drops_the_importers_edges(workspac
         assert callees(again, "pkg/service.py", "order") == []
     finally:
         await again.close()
+
+
+async def test_a_file_open_in_the_editor_during_a_first_index_gets_its_edges(
+    workspace: Path,
+):
+    """Its buffer was resolved while the graph was still empty or filling;
+    once every file is in, it is resolved again.
+    """
+    (workspace / "caller.py").write_text(
+        "import pkg\n\n\ndef run():\n    return pkg.models.make_item('x')\n",
+        encoding="utf-8",
+    )
+    project = Project(workspace, validate({"discovery": {"workers": 1}})[0])
+    try:
+        text = (workspace / "caller.py").read_text(encoding="utf-8")
+        project.open_document("caller.py", 1, text)
+        await project.start()
+        assert callees(project, "caller.py", "run") == ["pkg/models.py:make_item"]
+        assert project.index.opened_while_indexing == {"caller.py"}
+    finally:
+        await project.close()

@@ -119,7 +119,7 @@ def test_files_resolved_on_arrival_get_the_edges_of_resolving_at_the_end(project
     for path in order:
         if path == lost:  # unreadable after all: never in the graph
             index.skip(path, "not valid UTF-8")
-            queue.skipped(path, readable=False)
+            queue.skipped(path, in_editor=False)
         else:
             extraction = extract_source(
                 path, sources[path].encode(), read_inline_ids=False
