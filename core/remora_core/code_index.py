@@ -139,9 +139,13 @@ class CodeIndex:
         for it (a store from before stats were kept, or a file touched without
         a change): only their records change.
         """
-        for path, (mtime_ns, size) in stats.items():
+        for path, (mtime_ns, size, ctime_ns, inode) in stats.items():
             self.records[path] = replace(
-                self.records[path], mtime_ns=mtime_ns, size=size
+                self.records[path],
+                mtime_ns=mtime_ns,
+                size=size,
+                ctime_ns=ctime_ns,
+                inode=inode,
             )
         if self.store is not None and stats:
             await self.store.save_stats(stats)
@@ -149,12 +153,11 @@ class CodeIndex:
     def vouched(self) -> Vouched:
         """Stored content hashes that the file's unchanged stat vouches for."""
         return {
-            path: ((record.mtime_ns, record.size), record.content_hash)
+            path: (record.stat, record.content_hash)
             for path, record in self.records.items()
             if record.status == "present"
             and record.content_hash is not None
-            and record.mtime_ns is not None
-            and record.size is not None
+            and record.stat is not None
         }
 
     async def ready(self) -> bool:
@@ -289,13 +292,15 @@ class CodeIndex:
         record = self.records.get(path)
         if record is None or record.status != "present":
             self.modules.add(path)
-        mtime_ns, size = stat if stat is not None else (None, None)
+        mtime_ns, size, ctime_ns, inode = stat or (None, None, None, None)
         self.records[path] = FileRecord(
             path,
             update.file_id,
             extraction.content_hash if resolve else None,
             mtime_ns=mtime_ns,
             size=size,
+            ctime_ns=ctime_ns,
+            inode=inode,
         )
         if extraction.has_references and resolve:
             self.resolve(path, extraction, update.ids)

@@ -155,7 +155,7 @@ class DiskSync:
             ):
                 continue
             stat = found.stat_to_keep(path)
-            if stat is not None and (record.mtime_ns, record.size) != stat:
+            if stat is not None and record.stat != stat:
                 stats[path] = stat
         return stats
 

@@ -94,8 +94,10 @@ def _die_with(server_pid: int) -> None:
         os._exit(0)
 
 
-Stat = tuple[int, int]
-"""``(mtime_ns, size)`` of a file, to notice changes when polling."""
+Stat = tuple[int, int, int, int]
+"""``(mtime_ns, size, ctime_ns, inode)`` of a file: what changes when it is
+written, replaced or restored with an old mtime (``cp -p``, ``tar x``), as
+``git`` compares; also how polling notices changes."""
 
 
 VOUCH_MARGIN_NS = 2_000_000_000
@@ -119,8 +121,9 @@ class Scan:
     def stat_to_keep(self, path: str) -> Stat | None:
         """``path``'s stat if it may vouch for the content read after it: the
         file was last modified well before the scan, so a later change moves
-        its mtime. A file changed within the filesystem's timestamp tick of the
-        scan could keep both mtime and size: such a file is read next time.
+        its mtime (and its ctime). A file written within the filesystem's
+        timestamp tick of the scan could be written again keeping every time
+        and its size: such a file is read next time.
         """
         stat = self.stats.get(path)
         if stat is None or stat[0] > self.taken_ns - VOUCH_MARGIN_NS:
@@ -129,7 +132,7 @@ class Scan:
 
 
 def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
-    """``(mtime_ns, size)`` of every indexed file (blocking)."""
+    """The :data:`Stat` of every indexed file (blocking)."""
     stats: dict[str, Stat] = {}
     base = str(root)
     for path in list_sources(root, file_filter):
@@ -137,7 +140,7 @@ def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
             info = os.stat(os.path.join(base, path))
         except OSError:
             continue
-        stats[path] = (info.st_mtime_ns, info.st_size)
+        stats[path] = (info.st_mtime_ns, info.st_size, info.st_ctime_ns, info.st_ino)
     return stats
 
 
@@ -150,9 +153,9 @@ def scan(
     """List, stat and hash every indexed file (blocking: run it in a thread).
 
     ``vouched`` gives, once the files are listed, the stored hashes whose file
-    stat is known (it may wait for the store): a file whose ``(mtime_ns,
-    size)`` is unchanged keeps its stored hash unread, as ``git status`` does
-    with its index; any other file is read and hashed.
+    stat is known (it may wait for the store): a file whose :data:`Stat` is
+    unchanged keeps its stored hash unread, as ``git status`` does with its
+    index; any other file is read and hashed.
     """
     hashes: dict[str, str] = {}
     skipped: dict[str, str] = {}

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from remora_core.code_index import CodeIndex
 from remora_core.documents import TextChange
 from remora_core.events.models import ToolCalled
 from remora_core.events.subscriptions import Pattern
+from remora_core.indexer import Scan, scan, stat_sources
 from remora_core.model import AgentStatus, NodeStatus
 from remora_core.project import Project
 from remora_core.store.subscriptions import SubscriptionStore
@@ -165,25 +167,56 @@ def _swap_keeping_stat(path: Path, old: str, new: str) -> None:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
-async def test_a_restart_reads_only_the_files_whose_stat_changed(harness):
-    """Like ``git status``: an unchanged size and modification time vouch for
-    the stored content hash, so a big project's warm start reads nothing.
+async def test_a_restart_reads_the_files_whose_stat_changed(harness):
+    """A file edited while the server was stopped is read again, and so is one
+    replaced keeping its size and old mtime (``cp -p``, ``tar x``): its change
+    time and inode tell.
     """
     for path in ("pkg/a.py", "b.py"):
         _age(harness.root / path, 3600)
     await harness.start()
     await harness.stop()
 
-    harness.write("pkg/a.py", A_SOURCE.replace("return 1", "return 7"))  # new mtime
+    harness.write("pkg/a.py", A_SOURCE.replace("return 1", "return 7"))
     _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
     project = await harness.start()
     [changed] = of_type(await all_events(project.swarm), "content_changed")
     assert changed.path == "pkg/a.py"
-    assert [n.name for n in project.graph.file_nodes("b.py")] == ["other"]
-
-    os.utime(harness.root / "b.py")  # touched: read again, and the edit shows
-    project = await harness.restart()
     assert [n.name for n in project.graph.file_nodes("b.py")] == ["ather"]
+
+
+def test_a_file_whose_stat_is_unchanged_keeps_its_stored_hash_unread(tmp_path):
+    """Like ``git status``: an unchanged stat vouches for the stored content
+    hash, so a big project's warm start reads nothing.
+    """
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    _age(tmp_path / "m.py", 3600)
+    file_filter = CodeIndex(tmp_path, settings()).filter
+    stat = stat_sources(tmp_path, file_filter)["m.py"]
+    vouched = scan(tmp_path, file_filter, 10_000, lambda: {"m.py": (stat, "stored")})
+    assert vouched.hashes == {"m.py": "stored"}  # not read
+    assert vouched.stat_to_keep("m.py") == stat
+
+    os.utime(tmp_path / "m.py")  # touched: read, and its real hash taken
+    touched = scan(tmp_path, file_filter, 10_000, lambda: {"m.py": (stat, "stored")})
+    assert touched.hashes["m.py"] != "stored"
+    assert touched.stat_to_keep("m.py") is None  # modified just now: racy
+
+
+def test_a_file_modified_near_the_scan_is_not_vouched_for():
+    """A file written within the filesystem's timestamp tick of the scan could
+    be written again keeping every time and its size: it is read next time.
+    """
+    now = 1_800_000_000 * 10**9
+    old, recent = now - 60 * 10**9, now - 10**9
+    found = Scan(
+        {"old.py": "h", "recent.py": "h"},
+        {},
+        {"old.py": (old, 10, recent, 1), "recent.py": (recent, 10, recent, 2)},
+        now,
+    )
+    assert found.stat_to_keep("old.py") == (old, 10, recent, 1)
+    assert found.stat_to_keep("recent.py") is None
 
 
 async def test_a_store_without_stats_learns_them_at_the_next_start(harness):
@@ -194,26 +227,17 @@ async def test_a_store_without_stats_learns_them_at_the_next_start(harness):
         _age(harness.root / path, 3600)
     await harness.start()
     await harness.stop()
-    with sqlite3.connect(harness.root / ".remora" / "remora.db") as db:
+    database = harness.root / ".remora" / "remora.db"
+    with sqlite3.connect(database) as db:
         db.execute("UPDATE files SET mtime_ns = NULL, size = NULL")
-    await harness.start()  # reads both files, stores their stats
+    await harness.start()
     await harness.stop()
-    _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
-    project = await harness.start()
-    assert [n.name for n in project.graph.file_nodes("b.py")] == ["other"]
-
-
-async def test_a_file_modified_just_before_the_scan_is_read_at_the_next_start(
-    harness,
-):
-    """A file changed within the filesystem's timestamp tick of the scan may
-    change again keeping its mtime: its stat does not vouch for it.
-    """
-    await harness.start()  # the files were written just now
-    await harness.stop()
-    _swap_keeping_stat(harness.root / "b.py", "def other", "def ather")
-    project = await harness.start()
-    assert [n.name for n in project.graph.file_nodes("b.py")] == ["ather"]
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT path FROM files WHERE mtime_ns IS NOT NULL AND size IS NOT NULL"
+            " AND ctime_ns IS NOT NULL AND inode IS NOT NULL"
+        ).fetchall()
+    assert sorted(path for (path,) in rows) == ["b.py", "pkg/a.py"]
 
 
 async def test_added_and_removed_definitions_are_topology_changes(harness):

@@ -191,11 +191,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE proposals ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
     """,
-    # 9: the file's modification time and size when its content hash was
-    # taken; while both are unchanged a warm start need not read the file.
+    # 9: the file's stat (modification and change times, size, inode) when
+    # its content hash was taken; while it is unchanged a warm start need not
+    # read the file.
     """
     ALTER TABLE files ADD COLUMN mtime_ns INTEGER;
     ALTER TABLE files ADD COLUMN size INTEGER;
+    ALTER TABLE files ADD COLUMN ctime_ns INTEGER;
+    ALTER TABLE files ADD COLUMN inode INTEGER;
     """,
 ]
 

@@ -41,9 +41,18 @@ class FileRecord:
     status: str = "present"  # present | deleted | skipped
     skipped_reason: str | None = None
     mtime_ns: int | None = None
-    """With ``size``: the file's stat when ``content_hash`` was taken, if it can
-    vouch for the content (see ``indexer.scan``); None: read the file to know."""
+    """With ``size``, ``ctime_ns`` and ``inode``: the file's stat when
+    ``content_hash`` was taken, if it can vouch for the content (see
+    ``indexer.scan``); None: read the file to know."""
     size: int | None = None
+    ctime_ns: int | None = None
+    inode: int | None = None
+
+    @property
+    def stat(self) -> tuple[int, int, int, int] | None:
+        """``(mtime_ns, size, ctime_ns, inode)`` if all are known."""
+        stat = (self.mtime_ns, self.size, self.ctime_ns, self.inode)
+        return None if None in stat else stat  # type: ignore[return-value]
 
 
 @dataclass(slots=True)
@@ -55,7 +64,10 @@ class FileSnapshot:
     edges: list[Edge]
 
 
-FILE_COLUMNS = "path, file_id, content_hash, status, skipped_reason, mtime_ns, size"
+FILE_COLUMNS = (
+    "path, file_id, content_hash, status, skipped_reason, mtime_ns, size, "
+    "ctime_ns, inode"
+)
 """The ``files`` columns of a :class:`FileRecord`, in its order."""
 
 NODE_COLUMNS = (
@@ -226,7 +238,7 @@ class NodeStore:
             paths = [(s.record.path,) for s in batch]
             db.executemany(
                 f"INSERT OR REPLACE INTO files ({FILE_COLUMNS}, indexed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.record.path,
@@ -236,6 +248,8 @@ class NodeStore:
                         s.record.skipped_reason,
                         s.record.mtime_ns,
                         s.record.size,
+                        s.record.ctime_ns,
+                        s.record.inode,
                         now,
                     )
                     for s in batch
@@ -266,13 +280,14 @@ class NodeStore:
             self._rows.clear()
         return bool(saved)
 
-    async def save_stats(self, stats: dict[str, tuple[int, int]]) -> None:
-        """Record the ``(mtime_ns, size)`` that vouch for files' stored hashes."""
+    async def save_stats(self, stats: dict[str, tuple[int, int, int, int]]) -> None:
+        """Record the stats that vouch for files' stored hashes."""
 
         def work(db: sqlite3.Connection) -> None:
             db.executemany(
-                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
-                [(mtime, size, path) for path, (mtime, size) in stats.items()],
+                "UPDATE files SET mtime_ns = ?, size = ?, ctime_ns = ?, inode = ? "
+                "WHERE path = ?",
+                [(*stat, path) for path, stat in stats.items()],
             )
 
         await self.database.transaction(work, "saving file stats")
