@@ -225,6 +225,16 @@ def _whole(value: Any, most: int) -> int:
     return value
 
 
+def _limit_to(most: int) -> Any:
+    """The type of a ``limit`` argument: a whole number from 1 to ``most``."""
+    return Annotated[Any, BeforeValidator(lambda value: _whole(value, most))]
+
+
+EventsLimit = _limit_to(1000)
+HistoryLimit = _limit_to(MAX_ENTRIES)
+RunsLimit = _limit_to(MAX_RUNS)
+
+
 class NodeAtArguments(Arguments):
     """``remora.node.at {uri, position: {line, character}}``; the URI itself is
     checked against the projects (``Projects.known``).
@@ -249,32 +259,22 @@ class NodeAtArguments(Arguments):
 class NodeEventsArguments(Arguments):
     """``remora.node.events {node_id, limit?}`` (limit 1–1,000, default 50)."""
 
-    limit: Any = 50
+    limit: EventsLimit = 50
     node_id: NodeId = None
-
-    @field_validator("limit", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> int:
-        return _whole(value, 1000)
 
 
 class HistoryArguments(Arguments):
     """``remora.agent.history {node_id, limit?}`` (default 200)."""
 
-    limit: Any = 200
+    limit: HistoryLimit = 200
     node_id: NodeId = None
-
-    @field_validator("limit", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> int:
-        return _whole(value, MAX_ENTRIES)
 
 
 class RunsArguments(Arguments):
     """``remora.runs.list {status?, node_id?, limit?}`` (default 100)."""
 
     status: Any = None
-    limit: Any = 100
+    limit: RunsLimit = 100
     node_id: Any = None
 
     @field_validator("status", mode="before")
@@ -287,11 +287,6 @@ class RunsArguments(Arguments):
         except ValueError:
             known = ", ".join(s.value for s in RunStatus)
             raise ValueError(f"status must be one of {known}, got {value!r}") from None
-
-    @field_validator("limit", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> int:
-        return _whole(value, MAX_RUNS)
 
     @field_validator("node_id", mode="before")
     @classmethod

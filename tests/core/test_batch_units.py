@@ -15,6 +15,8 @@ from remora_core.attribution import (
 from remora_core.graphs.spec import GraphInvalid, parse_graph, path_glob, step_order
 from remora_core.store.database import Database
 
+from tests.gitrepo import commit_all
+
 YAML = """
 name: document-pricing
 max_concurrency: 2
@@ -187,13 +189,8 @@ async def test_trailers_in_a_project_below_the_repository_top(tmp_path):
     project.mkdir(parents=True)
     source = project / "f.py"
     source.write_text('def f():\n    """Written by an agent."""\n')
+    commit_all(tmp_path / "repo", "i")
     git = ["git", "-C", str(tmp_path / "repo")]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run(
-        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"],
-        check=True,
-    )
     database = await Database.open(project)
     try:
         row = (

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
 
 import pytest
 import yaml
 
 from tests.fakes.model_server import ModelServer
+from tests.gitrepo import commit_all
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import LONG_S, EditorEdits, node_of, of_type, settings
@@ -36,16 +36,21 @@ GRAPH = {
 }
 
 
+async def check_blame_and_trailers(workspace, node: str, proposal_id: str) -> None:
+    """The docstring accepted on line 2 is the node's, and waits for a commit."""
+    code, out, err = await remora(workspace, "blame", "inventory/stock.py")
+    assert code == 0, err
+    [row] = out.splitlines()[1:]
+    assert row.split()[:3] == ["2-2", node, proposal_id]
+    code, out, err = await remora(workspace, "trailers")
+    assert code == 0, err
+    assert out == f"Remora-Agent: {node} ({proposal_id})\n"
+
+
 async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
     workspace, person_files
 ):
-    git = ["git", "-C", str(workspace)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run(
-        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-        check=True,
-    )
+    commit_all(workspace)
     graphs = workspace / ".remora" / "graphs"
     graphs.mkdir(parents=True)
     (graphs / "docs.yaml").write_text(yaml.safe_dump(GRAPH))
@@ -71,13 +76,7 @@ async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
         code, out, err = await remora(workspace, "accept", proposal_id)
         assert code == 0, err
         assert DOC in (workspace / "inventory/stock.py").read_text()
-        code, out, err = await remora(workspace, "blame", "inventory/stock.py")
-        assert code == 0, err
-        [row] = out.splitlines()[1:]
-        assert row.split()[:3] == ["2-2", node, proposal_id]
-        code, out, err = await remora(workspace, "trailers")
-        assert code == 0, err
-        assert out == f"Remora-Agent: {node} ({proposal_id})\n"
+        await check_blame_and_trailers(workspace, node, proposal_id)
 
         code, out, err = await remora(workspace, "checkpoint", "restore", checkpoint_id)
         assert code == 0, err
@@ -88,16 +87,6 @@ async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
 
 
 # ---- a server owns the project: the verbs go through its control socket ----------
-
-
-def commit_all(workspace) -> None:
-    git = ["git", "-C", str(workspace)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run(
-        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-        check=True,
-    )
 
 
 @pytest.mark.parametrize("editor", EDITORS)
@@ -168,13 +157,7 @@ async def test_the_batch_verbs_through_a_running_server(editor, workspace, tmp_p
             assert code == 0, err
             assert len(edits.requests) == 1
             assert DOC in buffer.text
-            code, out, err = await remora(workspace, "blame", "inventory/stock.py")
-            assert code == 0, err
-            [row] = out.splitlines()[1:]
-            assert row.split()[:3] == ["2-2", count, proposal_id]
-            code, out, err = await remora(workspace, "trailers")
-            assert code == 0, err
-            assert out == f"Remora-Agent: {count} ({proposal_id})\n"
+            await check_blame_and_trailers(workspace, count, proposal_id)
 
             code, out, err = await remora(
                 workspace, "checkpoint", "restore", checkpoint_id

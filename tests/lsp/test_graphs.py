@@ -15,13 +15,13 @@ import json
 import re
 import signal
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 from pytest_lsp import ClientServerConfig
 
 from tests.fakes.model_server import ModelServer, Reply
+from tests.gitrepo import commit_all
 from tests.lsp.conftest import (
     EDITORS,
     SERVER,
@@ -318,13 +318,7 @@ async def test_a_graph_killed_mid_run_is_reported_interrupted_at_the_next_start(
 
 @pytest.mark.parametrize("editor", EDITORS)
 async def test_blame_after_accept_and_after_a_later_hand_edit(editor, workspace):
-    git = ["git", "-C", str(workspace)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run(
-        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-        check=True,
-    )
+    commit_all(workspace)
     with ModelServer(responder=respond) as model:
         async with session(editor, workspace, settings(model)) as client:
             buffer = Buffer(client, "inventory/stock.py")
