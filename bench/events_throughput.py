@@ -4,13 +4,13 @@ Run with the project's interpreter (``.venv/bin/python bench/events_throughput.p
 
 Setup (not timed):
 
-- a real :class:`~remora_core.codegraph.CodeGraph` of about 10k agents: ``FILES``
+- a real :class:`~remora_core.index.codegraph.CodeGraph` of about 10k agents: ``FILES``
   generated modules of ``CLASSES`` classes x ``METHODS`` methods, parsed with
   ``extract_source`` and put in the graph with ``apply_extraction``, so every
   active node has its implicit default subscriptions (messages to it,
   ``content_changed`` of its own node);
 - a real store (``Database.open`` on a temporary folder) and a
-  :class:`~remora_core.swarm.engine.Swarm` on it, with ``CUSTOM`` custom
+  :class:`~remora_core.swarm.pipeline.Swarm` on it, with ``CUSTOM`` custom
   patterns added through ``Swarm.subscribe`` (persisted): ``event_types`` with
   ``from_agents`` globs, ``to_agent``, ``path_glob``, ``tags``, ``nodes``, and
   a few unindexed ones (glob or tags only);
@@ -69,7 +69,6 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-from remora_core.codegraph import CodeGraph
 from remora_core.config import RemoraConfig
 from remora_core.discovery import extract_source
 from remora_core.events.models import (
@@ -83,11 +82,12 @@ from remora_core.events.models import (
     ToolResult,
 )
 from remora_core.events.subscriptions import Pattern
+from remora_core.index.codegraph import CodeGraph
+from remora_core.index.updates import apply_extraction
 from remora_core.model import NodeKind
 from remora_core.store import Database
 from remora_core.store.database import CACHE_KIB
-from remora_core.swarm.engine import Swarm
-from remora_core.updates import apply_extraction
+from remora_core.swarm.pipeline import Swarm
 
 FILES = 10
 CLASSES = 10

@@ -2,10 +2,10 @@
 
 Run with the project's interpreter (``.venv/bin/python bench/trigger_latency.py``).
 
-Setup (not timed): a real :class:`~remora_core.codegraph.CodeGraph` of about 1k
+Setup (not timed): a real :class:`~remora_core.index.codegraph.CodeGraph` of about 1k
 agents (one generated module of ``CLASSES`` classes x ``METHODS`` methods,
 ``extract_source`` + ``apply_extraction``), a real store (``Database.open`` on a
-temporary folder) and a :class:`~remora_core.swarm.engine.Swarm` on it with
+temporary folder) and a :class:`~remora_core.swarm.pipeline.Swarm` on it with
 ``swarm.cooldown_ms = 0`` and a turn function that notes ``time.perf_counter()``
 for every event in ``turn.events`` and returns.
 
@@ -46,15 +46,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from remora_core.codegraph import CodeGraph
 from remora_core.config import RemoraConfig
 from remora_core.discovery import extract_source
 from remora_core.events.models import HumanChat
 from remora_core.events.store import event_row
+from remora_core.index.codegraph import CodeGraph
+from remora_core.index.updates import apply_extraction
 from remora_core.store import Database
-from remora_core.swarm.engine import Swarm
+from remora_core.swarm.pipeline import Swarm
 from remora_core.swarm.turns import Turn
-from remora_core.updates import apply_extraction
 
 CLASSES = 10
 METHODS = 99

@@ -24,8 +24,8 @@ from pydantic import (
     field_validator,
 )
 from pygls.exceptions import JsonRpcInvalidParams
-from remora_core.history import MAX_ENTRIES
-from remora_core.identity import is_node_id
+from remora_core.history.conversation import MAX_ENTRIES
+from remora_core.index.identity import is_node_id
 from remora_core.model import ProposalStatus
 from remora_core.swarm.run_list import MAX_RUNS, RunStatus
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from remora_core.app import RemoraApp
+from remora_core.front.app import RemoraApp
 
 from remora_lsp.editor import LspEditor
 from remora_lsp.features import (

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from remora_core.agents.questions import Question
     from remora_core.progress import ProgressSink
     from remora_core.project import Project
-    from remora_core.review import PlannedEdit
+    from remora_core.review.decisions import PlannedEdit
 
     from remora_lsp.server import RemoraLanguageServer
 

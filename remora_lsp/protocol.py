@@ -12,7 +12,7 @@ fuzzer) made that inner object be read as a message, the whole frame failed,
 and the request was never answered. Here the hook leaves every object as it
 is, and :meth:`RemoraProtocol.handle_message` structures the top level alone.
 
-Open documents live in the engine (``remora_core.documents``), so pygls's own
+Open documents live in the engine (``remora_core.index.documents``), so pygls's own
 copy of every buffer is not kept: the built-in ``didOpen``/``didChange``/
 ``didClose`` handlers only call ours.
 

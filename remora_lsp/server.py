@@ -27,7 +27,7 @@ from remora_lsp.pygls_private import stop_transport
 from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
-    from remora_core.app import RemoraApp
+    from remora_core.front.app import RemoraApp
     from remora_core.project import Project
 
 log = logging.getLogger(__name__)

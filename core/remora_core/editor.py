@@ -1,7 +1,7 @@
 """The ``Editor`` port: what only the person's editor (or its stand-in) can do.
 
 The engine never talks to an editor directly. Whoever composes it
-(:class:`remora_core.app.RemoraApp`) passes one object implementing
+(:class:`remora_core.front.app.RemoraApp`) passes one object implementing
 :class:`Editor`:
 
 - ``remora_lsp`` implements it over LSP (``workspace/applyEdit``,
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from remora_core.agents.questions import Question
     from remora_core.progress import ProgressSink
-    from remora_core.review import PlannedEdit
+    from remora_core.review.decisions import PlannedEdit
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from remora_core.code_index import CodeIndex
-from remora_core.disk import DiskSync
-from remora_core.document_sync import DocumentSync
-from remora_core.engine import Engine
-from remora_core.indexer import scan
+from remora_core.index.code_index import CodeIndex
+from remora_core.index.disk import DiskSync
+from remora_core.index.document_sync import DocumentSync
+from remora_core.index.indexer import scan
+from remora_core.parts import Engine
 from remora_core.store.database import DB_NAME, STORE_DIR
 from remora_core.tasks import TaskSet
 from remora_core.trust import Trust
@@ -44,22 +44,22 @@ if TYPE_CHECKING:
 
     from remora_core.agents.questions import Presenter
     from remora_core.agents.runtime import AgentRuntime
-    from remora_core.checkpoints import Checkpoints
-    from remora_core.codegraph import CodeGraph
     from remora_core.config import RemoraConfig
     from remora_core.discovery import FileFilter
-    from remora_core.documents import OpenDocument, TextChange
     from remora_core.events.store import StoredEvent
     from remora_core.graphs.facade import Graphs
-    from remora_core.indexer import Scan, Vouched
+    from remora_core.history.checkpoints import Checkpoints
+    from remora_core.index.codegraph import CodeGraph
+    from remora_core.index.documents import OpenDocument, TextChange
+    from remora_core.index.indexer import Scan, Vouched
+    from remora_core.index.updates import FileUpdate
     from remora_core.model import CodeNode
     from remora_core.progress import ProgressSink
     from remora_core.store import Database, NodeStore
     from remora_core.store.ownership import OwnerInfo
-    from remora_core.swarm.engine import Swarm
+    from remora_core.swarm.pipeline import Swarm
     from remora_core.swarm.turns import TurnFunction
     from remora_core.text import LineIndex, PositionEncoding
-    from remora_core.updates import FileUpdate
 
 log = logging.getLogger(__name__)
 

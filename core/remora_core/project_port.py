@@ -1,7 +1,7 @@
 """What graphs and checkpoints see of the engine they belong to (a protocol).
 
 ``graphs/facade.py`` and ``checkpoints.py`` are built by the composition root
-(:class:`remora_core.engine.Engine`) and use a few of its parts. They name this
+(:class:`remora_core.parts.Engine`) and use a few of its parts. They name this
 protocol instead of the class that builds them — naming it would be an import
 cycle (``tests/core/test_import_cycles.py``) — and it says exactly which parts
 they rely on. (Graphs take a checkpoint before each run through the engine's
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from remora_core.agents.runtime import AgentRuntime
-    from remora_core.codegraph import CodeGraph
+    from remora_core.index.codegraph import CodeGraph
     from remora_core.store import Database, FileRecord
-    from remora_core.swarm.engine import Swarm
+    from remora_core.swarm.pipeline import Swarm
 
 
 class ProjectPort(Protocol):

@@ -19,7 +19,7 @@ from remora_lsp.arguments import single_object
 from remora_lsp.features.commands import ensure_owner
 
 if TYPE_CHECKING:
-    from remora_core.checkpoints import Checkpoints
+    from remora_core.history.checkpoints import Checkpoints
 
     from remora_lsp.server import RemoraLanguageServer
 

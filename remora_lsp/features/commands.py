@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from remora_core.identity import is_node_id
+from remora_core.index.identity import is_node_id
 from remora_core.model import NodeStatus
 
 from remora_lsp.arguments import (

@@ -30,9 +30,9 @@ from remora_lsp.features.commands import ensure_owner
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
-    from remora_core.accept_many import FileEdit
     from remora_core.events.store import StoredEvent
     from remora_core.project import Project
+    from remora_core.review.accept_many import FileEdit
 
     from remora_lsp.server import RemoraLanguageServer
 

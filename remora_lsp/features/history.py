@@ -1,8 +1,8 @@
 """Seeing the swarm: a node's whole conversation and the list of runs.
 
 - ``remora.agent.history {node_id, limit?}`` → the node's conversation, oldest
-  first, texts uncut (``remora_core.history``): ``[{role: person|agent|node,
-  kind, from?, to?, text, run_id, timestamp, seq, …}]``.
+  first, texts uncut (``remora_core.history.conversation``): ``[{role:
+  person|agent|node, kind, from?, to?, text, run_id, timestamp, seq, …}]``.
 - ``remora.runs.list {status?, node_id?, limit?}`` → runs, queued first, then
   newest first: ``[{id, node: {id, name, file_path, line}, status: queued |
   running | waiting | done | failed | cancelled | interrupted, trigger: {kind,

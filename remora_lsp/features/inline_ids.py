@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from remora_core.inline_ids import missing_id_comments
+from remora_core.index.inline_ids import missing_id_comments
 from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:

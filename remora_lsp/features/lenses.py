@@ -25,7 +25,7 @@ from remora_lsp.projects import loaded
 if TYPE_CHECKING:
     from remora_core.model import CodeNode
     from remora_core.project import Project
-    from remora_core.proposals import Proposal
+    from remora_core.review.proposals import Proposal
 
     from remora_lsp.server import RemoraLanguageServer
 

@@ -212,7 +212,7 @@ async def _start(ls: RemoraLanguageServer, project: Project) -> None:
     if not project.following and not project.closed:
         # Imported here: the control socket (and every command it serves) is
         # not needed before the workspace is indexed.
-        from remora_lsp.control.server import serve_control
+        from remora_cli.control.server import serve_control
 
         # Lives as long as the project: closing it removes the socket.
         project.watchers.spawn(

@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from remora_core.front.errors import FrontError
-from remora_core.hidden_chars import note, reveal
-from remora_core.review import NotApplicable
+from remora_core.review.decisions import NotApplicable
+from remora_core.review.hidden_chars import note, reveal
 
 from remora_lsp.arguments import (
     ProposalArguments,
@@ -64,8 +64,8 @@ from remora_lsp.features.inline_ids import inline_id_action
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
     from remora_core.project import Project
-    from remora_core.proposals import Proposal
-    from remora_core.review import PlannedEdit
+    from remora_core.review.decisions import PlannedEdit
+    from remora_core.review.proposals import Proposal
 
     from remora_lsp.server import RemoraLanguageServer
 

@@ -1,6 +1,6 @@
 """Text document synchronisation: open, incremental change, save, close.
 
-The engine keeps the open buffers (``remora_core.documents``); these handlers
+The engine keeps the open buffers (``remora_core.index.documents``); these handlers
 only route each notification to the right project. Documents that are not
 Python (by language id or file name) are ignored.
 """
@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from remora_core.documents import TextChange
+from remora_core.index.documents import TextChange
 
 from remora_lsp.features.proposals import publish
 

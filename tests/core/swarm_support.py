@@ -10,15 +10,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from remora_core.codegraph import CodeGraph
 from remora_core.config import RemoraConfig
 from remora_core.discovery import extract_source
-from remora_core.updates import apply_extraction
+from remora_core.index.codegraph import CodeGraph
+from remora_core.index.updates import apply_extraction
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
     from remora_core.model import CodeNode
-    from remora_core.swarm.engine import Swarm
+    from remora_core.swarm.pipeline import Swarm
 
 TIMEOUT = 20.0
 """Upper bound for anything that must end (a hang fails instead of blocking)."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from remora_core.attribution import (
+from remora_core.graphs.spec import GraphInvalid, parse_graph, path_glob, step_order
+from remora_core.history.attribution import (
     Accepted,
     attribute,
     attribution_json,
     line_owners,
     trailers,
 )
-from remora_core.graphs.spec import GraphInvalid, parse_graph, path_glob, step_order
 from remora_core.store.database import Database
 
 from tests.gitrepo import commit_all

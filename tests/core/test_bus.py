@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from remora_core.codegraph import CodeGraph
 from remora_core.events.models import (
     AgentCompleted,
     AgentFailed,
@@ -17,8 +16,9 @@ from remora_core.events.models import (
     HumanChat,
     ToolCalled,
 )
+from remora_core.index.codegraph import CodeGraph
 from remora_core.store import Database
-from remora_core.swarm.engine import Swarm
+from remora_core.swarm.pipeline import Swarm
 
 from tests.core.swarm_support import TIMEOUT, eventually, settings
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from remora_core.discovery import extract_source
 from remora_core.events.models import HumanChat, ToolCalled
 from remora_core.events.subscriptions import Pattern
-from remora_core.swarm.engine import Swarm
-from remora_core.updates import apply_extraction
+from remora_core.index.updates import apply_extraction
+from remora_core.swarm.pipeline import Swarm
 
 from tests.core.swarm_support import (
     all_events,

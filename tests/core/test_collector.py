@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from remora_core.collector import collector_paused
+from remora_core.index.collector import collector_paused
 
 
 def test_overlapping_pauses_resume_collection_when_the_last_ends():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from remora_core.diffs import CONTEXT, file_diff, region_diff, split_lines
+from remora_core.review.diffs import CONTEXT, file_diff, region_diff, split_lines
 
 
 def whole_file_region_diff(path: str, old: str, start: int, end: int, new: str) -> str:

@@ -6,8 +6,8 @@ readable error from their pydantic model, well-formed ones an answer.
 from __future__ import annotations
 
 import pytest
-from remora_core.app import RemoraApp
 from remora_core.config import RemoraConfig
+from remora_core.front.app import RemoraApp
 from remora_core.front.commands import call
 from remora_core.front.disk_editor import DiskEditor
 from remora_core.front.errors import InvalidArguments

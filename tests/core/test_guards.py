@@ -14,8 +14,8 @@ import dataclasses
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from remora_core.guards import Guard, GuardViolation, check_guard
-from remora_core.intent import guard_for, read_intent
+from remora_core.review.guards import Guard, GuardViolation, check_guard
+from remora_core.review.intent import guard_for, read_intent
 
 DOCSTRING = Guard(frozenset({"docstring"}))
 HINTS = Guard(frozenset({"type_hints"}))

@@ -13,7 +13,7 @@ from remora_core.agents.guided import (
     keep_code_grammar,
     keep_code_pieces,
 )
-from remora_core.guards import Guard, check_guard
+from remora_core.review.guards import Guard, check_guard
 
 DOCSTRING = Guard(frozenset({"docstring"}))
 HINTS = Guard(frozenset({"type_hints"}))

@@ -9,8 +9,8 @@ its diff says so and shows them.
 from __future__ import annotations
 
 import pytest
-from remora_core.hidden_chars import hidden_in, reveal
-from remora_core.proposals import ProposalError
+from remora_core.review.hidden_chars import hidden_in, reveal
+from remora_core.review.proposals import ProposalError
 
 from tests.core.test_proposals import inserted, rewritten
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from remora_core.events.models import HumanChat
-from remora_core.history import conversation, last_answer
-from remora_core.swarm.engine import Swarm
+from remora_core.history.conversation import conversation, last_answer
+from remora_core.swarm.pipeline import Swarm
 from remora_core.swarm.run_list import list_runs
 
 from tests.core.swarm_support import build_graph, node, quiet, settings

@@ -12,13 +12,13 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
-from remora_core.codegraph import CodeGraph
 from remora_core.config import RemoraConfig, validate
 from remora_core.discovery import extract_source
-from remora_core.identity import is_node_id, new_id
+from remora_core.index.codegraph import CodeGraph
+from remora_core.index.identity import is_node_id, new_id
+from remora_core.index.updates import apply_extraction, move_file, orphan_file
 from remora_core.model import NodeKind, NodeStatus
 from remora_core.project import Project
-from remora_core.updates import apply_extraction, move_file, orphan_file
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "remora_core": REPO / "core" / "remora_core",
     "remora_lsp": REPO / "remora_lsp",
+    "remora_cli": REPO / "core" / "remora_cli",
 }
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from remora_core.discovery import statements
 from remora_core.discovery.definitions import extract_definitions
 from remora_core.discovery.extract import extract_source
-from remora_core.documents import OpenDocument, TextChange
+from remora_core.index.documents import OpenDocument, TextChange
 from remora_core.text import PositionEncoding
 
 SOURCE = '''\

@@ -16,14 +16,14 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
-from remora_core.codegraph import CodeGraph
 from remora_core.config import validate
 from remora_core.discovery.extract import extract_source
+from remora_core.index.codegraph import CodeGraph
+from remora_core.index.graph_loading import fill_graph, open_graph
+from remora_core.index.updates import apply_extraction
 from remora_core.model import AgentStatus, EdgeKind, NodeKind
 from remora_core.project import Project
 from remora_core.store import Database, NodeStore
-from remora_core.store.graph_loading import fill_graph, open_graph
-from remora_core.updates import apply_extraction
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from remora_core.discovery import extract_source
 from remora_core.model import CodeNode, NodeKind, Span
-from remora_core.proposals import (
+from remora_core.review.proposals import (
     Proposal,
     ProposalError,
     ProposalStore,

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from remora_core.code_index import CodeIndex
-from remora_core.documents import TextChange
 from remora_core.events.models import ToolCalled
+from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern
-from remora_core.indexer import Scan, scan, stat_sources
+from remora_core.index.code_index import CodeIndex
+from remora_core.index.documents import TextChange
+from remora_core.index.indexer import Scan, scan, stat_sources
 from remora_core.model import AgentStatus, NodeStatus
 from remora_core.project import Project
-from remora_core.store.subscriptions import SubscriptionStore
 from remora_core.text import PositionEncoding
 
 from tests.core.swarm_support import (

@@ -11,7 +11,7 @@ import pytest
 from remora_core.events.models import AgentFailed, HumanChat
 from remora_core.redact import REDACTED, RedactingFilter, register_secret, scrub
 from remora_core.store import Database
-from remora_core.swarm.engine import Swarm
+from remora_core.swarm.pipeline import Swarm
 from remora_core.swarm.turns import TurnFailed
 
 from tests.core.swarm_support import all_events, build_graph, node, quiet, settings

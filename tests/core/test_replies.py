@@ -8,7 +8,7 @@ which the cascade rules admit once per request (DESIGN §7, ``cascade.py``).
 from __future__ import annotations
 
 from remora_core.events.models import HumanChat
-from remora_core.swarm.engine import Swarm
+from remora_core.swarm.pipeline import Swarm
 
 from tests.core.swarm_support import (
     all_events,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import pytest
 from remora_core.config import validate
 from remora_core.discovery.references import ImportRef
+from remora_core.index.resolve import ModuleMap, module_name
 from remora_core.model import CodeNode, EdgeKind
 from remora_core.project import Project
-from remora_core.resolve import ModuleMap, module_name
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

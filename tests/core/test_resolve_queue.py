@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from remora_core.code_index import CodeIndex
 from remora_core.config import validate
 from remora_core.discovery.extract import extract_source
-from remora_core.resolve import FileResolver, module_name
-from remora_core.resolve_queue import ResolveQueue, parse_order
+from remora_core.index.code_index import CodeIndex
+from remora_core.index.resolve import FileResolver, module_name
+from remora_core.index.resolve_queue import ResolveQueue, parse_order
 
 MODULES = [
     "app.py",

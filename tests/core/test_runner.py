@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from remora_core.events.models import AgentMessage, HumanChat
 from remora_core.model import AgentStatus
-from remora_core.swarm.engine import Swarm
+from remora_core.swarm.pipeline import Swarm
 
 from tests.core.swarm_support import (
     all_events,

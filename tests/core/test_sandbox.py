@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from remora_core.agents.paths import resolve_path
 from remora_core.agents.sandbox import PymError, PymResult, PymTool, Sandbox
+from remora_core.project_paths import resolve_path
 
 PYM = Path(__file__).parent / "pym"
 SECRETS = (".env*", "*.pem", "*.key", "id_rsa*")

@@ -26,9 +26,9 @@ from remora_core.events.models import (
     TopologyChanged,
     TriggerRefused,
 )
+from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
 from remora_core.store import Database
-from remora_core.store.subscriptions import SubscriptionStore
 
 AGENTS = ["rm_a", "rm_b", "rm_c", "rm_ab", "rm_zz"]
 PATHS = ["a.py", "b.py", "pkg/b.py", "pkg/sub/c.py", "README.md"]

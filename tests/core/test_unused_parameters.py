@@ -8,7 +8,7 @@ through with a failed ``parameters-used`` check.
 from __future__ import annotations
 
 import pytest
-from remora_core.unused_parameters import unused_new_parameters
+from remora_core.review.unused_parameters import unused_new_parameters
 
 from tests.core.agent_support import of_type
 

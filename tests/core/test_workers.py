@@ -48,7 +48,7 @@ async def test_a_first_index_leaves_no_worker_processes(tmp_path, files):
 WORKERS_THEN_WAIT = """
 import asyncio, sys, time
 from pathlib import Path
-from remora_core.indexer import Extractor
+from remora_core.index.indexer import Extractor
 
 async def main():
     extractor = Extractor(Path(sys.argv[1]), 1_000_000, False, workers=2)

@@ -7,9 +7,9 @@ touching the project, and never reach outside the project or into secrets.
 from __future__ import annotations
 
 import pytest
-from remora_core.agents.paths import PathRefused
+from remora_core.agents.workspace import KeyValueStore, Overlay
+from remora_core.project_paths import PathRefused
 from remora_core.store import Database
-from remora_core.workspace import KeyValueStore, Overlay
 
 SECRETS = [".env*", "*.pem"]
 AGENT = "rm_aaaaaaaa"

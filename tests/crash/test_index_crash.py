@@ -30,7 +30,7 @@ MODULES = 40
 KILLED_AFTER_FIRST_WHOLE_FILE = """
 import asyncio, sys
 from pathlib import Path
-import remora_core.disk as disk
+import remora_core.index.disk as disk
 from remora_core.config import validate
 from remora_core.project import Project
 from remora_core.store.nodes import NodeStore

@@ -9,15 +9,14 @@ them — the ``deps`` pydantic-ai hands to every tool.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from remora_core.definition_edits import at_column_zero
 from remora_core.discovery.files import secret_glob
-from remora_core.indentation import indent_at
+from remora_core.review.definition_edits import at_column_zero
+from remora_core.review.indentation import indent_at
 
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle, BundleRegistry
@@ -26,14 +25,14 @@ if TYPE_CHECKING:
     from remora_core.agents.providers import ModelResolver
     from remora_core.agents.questions import Questions
     from remora_core.agents.sandbox import Sandbox
-    from remora_core.checks import Check
-    from remora_core.codegraph import CodeGraph
+    from remora_core.agents.workspace import KeyValueStore, Overlay
     from remora_core.config import RemoraConfig
-    from remora_core.guards import Guard, GuardViolation
+    from remora_core.index.codegraph import CodeGraph
     from remora_core.model import CodeNode
-    from remora_core.proposals import Proposal, ProposalStore
+    from remora_core.review.checks import Check
+    from remora_core.review.guards import Guard, GuardViolation
+    from remora_core.review.proposals import Proposal, ProposalStore
     from remora_core.swarm.turns import Turn
-    from remora_core.workspace import KeyValueStore, Overlay
 
 
 class ProposalVerifier(Protocol):
@@ -177,9 +176,3 @@ class AgentContext:
         for extension in self.extensions:
             paths.extend(extension.get_workspaces())
         return list(dict.fromkeys(paths))
-
-
-def text_hash(text: str | bytes) -> str:
-    """sha256 of a text (UTF-8), as proposals record their base."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    return hashlib.sha256(data).hexdigest()

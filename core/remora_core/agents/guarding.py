@@ -21,16 +21,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from remora_core.guards import GUARD_KINDS, Guard, GuardViolation, check_guard
-from remora_core.intent import guard_for, read_intent
+from remora_core.review.guards import GUARD_KINDS, Guard, GuardViolation, check_guard
+from remora_core.review.intent import guard_for, read_intent
 from remora_core.swarm.turns import TurnFailed
 
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle
     from remora_core.agents.context import AgentContext
-    from remora_core.checks import Check
     from remora_core.events.store import StoredEvent
-    from remora_core.proposals import ProposalStore
+    from remora_core.review.checks import Check
+    from remora_core.review.proposals import ProposalStore
 
 log = logging.getLogger(__name__)
 

@@ -29,14 +29,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from remora_core.definition_text import (
+from remora_core.review.definition_text import (
     Definition,
     DefinitionText,
     arguments_of,
     docstring_of,
     parameters_end,
 )
-from remora_core.guards import Guard
+from remora_core.review.guards import Guard
 
 _GUIDED = frozenset({"docstring", "type_hints"})
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from remora_core.agents import tools
-from remora_core.agents.paths import PathRefused, is_secret
-from remora_core.cards import node_ref
-from remora_core.workspace import MemoryFull
+from remora_core.agents.workspace import MemoryFull
+from remora_core.index.cards import node_ref
+from remora_core.project_paths import PathRefused, is_secret
 
 if TYPE_CHECKING:
     from remora_core.agents.context import AgentContext

@@ -28,8 +28,8 @@ from remora_core.agents.fenced import FENCED_RULES
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle
     from remora_core.agents.context import AgentContext
-    from remora_core.codegraph import CodeGraph
     from remora_core.events.models import Event
+    from remora_core.index.codegraph import CodeGraph
     from remora_core.model import CodeNode
     from remora_core.swarm.turns import Turn
 

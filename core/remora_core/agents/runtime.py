@@ -24,18 +24,18 @@ from remora_core.agents.prompt import only_own_edits, shared_prompt
 from remora_core.agents.providers import ModelResolver
 from remora_core.agents.questions import Questions
 from remora_core.agents.sandbox import Sandbox
-from remora_core.proposals import ProposalStore
-from remora_core.review import Review
-from remora_core.verification import Verifier
-from remora_core.workspace import KeyValueStore, Overlay
+from remora_core.agents.workspace import KeyValueStore, Overlay
+from remora_core.review.decisions import Review
+from remora_core.review.proposals import ProposalStore
+from remora_core.review.verification import Verifier
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from remora_core.agents.kernel import AgentKernel
     from remora_core.agents.questions import Presenter
-    from remora_core.code_index import CodeIndex
     from remora_core.events.models import Event
+    from remora_core.index.code_index import CodeIndex
     from remora_core.store.database import Database
     from remora_core.swarm.turns import Turn
     from remora_core.trust import Trust

@@ -25,12 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from remora_core.agents.context import AgentContext, text_hash
+from remora_core.agents.context import AgentContext
 from remora_core.agents.guarding import check_rewrite, refuse_new_node
-from remora_core.agents.paths import is_secret
 from remora_core.agents.questions import QuestionTimedOut
-from remora_core.cards import node_ref
-from remora_core.checks import Check
+from remora_core.agents.workspace import MemoryFull
 from remora_core.events.models import (
     LimitReached,
     RewriteProposed,
@@ -38,16 +36,19 @@ from remora_core.events.models import (
     ToolResult,
 )
 from remora_core.events.subscriptions import Pattern
-from remora_core.indentation import indent_at
+from remora_core.index.cards import node_ref
 from remora_core.model import NodeKind
-from remora_core.proposals import (
+from remora_core.project_paths import is_secret
+from remora_core.review.checks import Check
+from remora_core.review.indentation import indent_at
+from remora_core.review.proposals import (
     Proposal,
     ProposalError,
     prepare_new_node,
     prepare_rewrite,
+    text_hash,
 )
-from remora_core.unused_parameters import unused_new_parameters
-from remora_core.workspace import MemoryFull
+from remora_core.review.unused_parameters import unused_new_parameters
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode

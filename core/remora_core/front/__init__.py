@@ -1,6 +1,6 @@
 """Use-case facades of the engine (DESIGN §3 "One front door").
 
-:class:`remora_core.app.RemoraApp` builds them; every consumer — the language
+:class:`remora_core.front.app.RemoraApp` builds them; every consumer — the language
 server, the ``remora`` command line, the control socket, the MCP server — calls
 them (``app.runs.chat(...)``) and never reaches through them.
 

@@ -30,12 +30,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.review import NotApplicable
+from remora_core.review.decisions import NotApplicable
 
 if TYPE_CHECKING:
     from remora_core.editor import Editor
-    from remora_core.proposals import Proposal
-    from remora_core.review import Review
+    from remora_core.review.decisions import Review
+    from remora_core.review.proposals import Proposal
 
 log = logging.getLogger(__name__)
 

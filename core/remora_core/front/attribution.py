@@ -3,7 +3,7 @@
 :meth:`Attribution.ranges` reads the current text of a file (the open buffer,
 else the disk) and returns the line ranges still written by an accepted
 proposal; :meth:`Attribution.trailers` the ``Remora-Agent: rm_… (pr_…)`` commit
-trailers of accepted proposals not yet committed (``remora_core.attribution``).
+trailers of accepted proposals not yet committed (``remora_core.history.attribution``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.attribution import attribution_json, trailers
+from remora_core.history.attribution import attribution_json, trailers
 
 if TYPE_CHECKING:
     from remora_core.project import Project

@@ -20,8 +20,8 @@ from remora_core.front.errors import InvalidArguments, NotFound
 from remora_core.graphs.spec import GraphInvalid
 
 if TYPE_CHECKING:
-    from remora_core.app import RemoraApp
     from remora_core.editor import Editor
+    from remora_core.front.app import RemoraApp
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The commands of DESIGN §11 over the facades, for non-LSP consumers.
 
-The control socket (``remora_lsp/control``) and the in-process backend of the
+The control socket (``core/remora_cli/control``) and the in-process backend of the
 command line dispatch here: ``await call(app, name, arguments)`` parses
 ``arguments`` with the command's pydantic model (one place turns a validation
 error into a readable :class:`InvalidArguments`), calls one facade and returns
@@ -32,15 +32,15 @@ from pydantic import (
 
 from remora_core.front.batch_commands import BATCH_COMMANDS
 from remora_core.front.errors import InvalidArguments
-from remora_core.history import MAX_ENTRIES
+from remora_core.history.conversation import MAX_ENTRIES
 from remora_core.model import ProposalStatus
 from remora_core.swarm.run_list import MAX_RUNS
 from remora_core.swarm.run_list import RunStatus as ShownRunStatus
 from remora_core.text import PositionEncoding
 
 if TYPE_CHECKING:
-    from remora_core.app import RemoraApp
     from remora_core.editor import Editor
+    from remora_core.front.app import RemoraApp
 
 log = logging.getLogger(__name__)
 

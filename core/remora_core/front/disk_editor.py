@@ -35,7 +35,7 @@ from remora_core.editor import Applied
 if TYPE_CHECKING:
     from remora_core.agents.questions import Question
     from remora_core.progress import ProgressSink
-    from remora_core.review import PlannedEdit
+    from remora_core.review.decisions import PlannedEdit
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The ``history`` facade: the event log, queried and followed live, and a
-node's conversation (``remora_core.history``: who said what to its agent, and
-what it answered, texts uncut).
+node's conversation (``remora_core.history.conversation``: who said what to
+its agent, and what it answered, texts uncut).
 
 :meth:`History.follow` subscribes to the bus *before* replaying the log from
 ``since_seq``, then yields the live events it has not yet yielded, so no event
@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from remora_core.history import conversation
+from remora_core.history.conversation import conversation
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent

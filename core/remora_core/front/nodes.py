@@ -15,12 +15,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.cards import node_card, node_ref
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
-from remora_core.history import conversation, last_answer
-from remora_core.identity import ID_PREFIX, is_node_id
+from remora_core.history.conversation import conversation, last_answer
+from remora_core.index.cards import node_card, node_ref
+from remora_core.index.identity import ID_PREFIX, is_node_id
+from remora_core.index.search import search_nodes
 from remora_core.model import NodeStatus
-from remora_core.search import search_nodes
 
 if TYPE_CHECKING:
     from remora_core.model import CodeNode

@@ -12,19 +12,19 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.accept_many import accept_many
 from remora_core.front import accepting
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.front.runs import ensure_owner
 from remora_core.model import ProposalStatus
-from remora_core.proposals import ProposalError
+from remora_core.review.accept_many import accept_many
+from remora_core.review.proposals import ProposalError
 
 if TYPE_CHECKING:
-    from remora_core.accept_many import Apply
     from remora_core.editor import Editor
     from remora_core.project import Project
-    from remora_core.proposals import Proposal
-    from remora_core.review import PlannedEdit
+    from remora_core.review.accept_many import Apply
+    from remora_core.review.decisions import PlannedEdit
+    from remora_core.review.proposals import Proposal
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.graphs.engine import GraphEngine, GraphRun
+from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from remora_core.events.models import Event
     from remora_core.store.runs import RunRow
-    from remora_core.swarm.engine import Swarm
+    from remora_core.swarm.pipeline import Swarm
 
 
 class RunStatus(StrEnum):

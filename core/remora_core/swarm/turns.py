@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Protocol
 from remora_core.events.models import AgentMessage, Event, new_event_id
 
 if TYPE_CHECKING:
-    from remora_core.codegraph import CodeGraph
     from remora_core.events.store import EventStore, StoredEvent
     from remora_core.events.subscriptions import Pattern, SubscriptionIndex
+    from remora_core.index.codegraph import CodeGraph
     from remora_core.model import AgentStatus, CodeNode
 
 

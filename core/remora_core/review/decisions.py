@@ -1,0 +1,301 @@
+"""A person's review of proposals: where an edit goes, accept, reject, stale.
+
+The editor applies edits (so undo works); this module says what the edit is
+and checks what landed:
+
+- :meth:`Review.plan` computes the edit of a pending proposal against the
+  *current* text — a rewrite replaces the node's current span, provided the
+  node's text is still the one the proposal was made against; a new node goes
+  where it was computed, provided the file is unchanged. Otherwise the proposal
+  is stale (:class:`NotApplicable`). The whole text expected after the edit is
+  remembered, so the server can tell that an edit landed.
+- :meth:`Review.holds` says whether the document now holds a planned edit (an
+  editor applies a code action's ``edit`` before running its ``command``: the
+  acceptance is then only recorded, never applied twice).
+- :meth:`Review.document_changed` runs after every edit of a file with pending
+  proposals: one whose node changed (and does not hold the proposal) becomes
+  ``stale`` with a ``rewrite_stale`` event and is never applied.
+- :meth:`Review.reject` records the feedback and sends the agent a
+  ``rewrite_rejected`` event addressed to it (a new correlation), which runs it
+  again with the feedback and the rejected source. It takes the same decision
+  lock as accepting (:meth:`Review.deciding`): an accept and a reject of one
+  proposal arriving together never both act — the second finds the first's
+  decision, and the record matches the buffer.
+- :meth:`Review.expect` writes down the text a planned edit produces before the
+  editor is asked to apply it; after a crash between the editor applying it and
+  the server recording it, :meth:`Review.recover` (at start-up, and whenever the
+  file changes) records the proposal ``accepted`` once the document holds that
+  text — never ``stale``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from remora_core.events.models import (
+    RewriteApplied,
+    RewriteNotApplied,
+    RewriteRejected,
+    RewriteStale,
+)
+from remora_core.model import NodeStatus
+from remora_core.review.proposals import ProposalError, text_hash
+
+if TYPE_CHECKING:
+    from remora_core.events.models import Event
+    from remora_core.review.ports import ReviewServices
+    from remora_core.review.proposals import Proposal
+
+log = logging.getLogger(__name__)
+
+
+class NotApplicable(Exception):
+    """A proposal cannot be applied; ``stale`` if it never will be."""
+
+    def __init__(self, reason: str, *, stale: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stale = stale
+
+
+@dataclass(frozen=True)
+class PlannedEdit:
+    """The edit that applies a proposal to the current text."""
+
+    proposal_id: str
+    path: str
+    version: int | None
+    """The open document's version the edit is for (None: not open)."""
+    start_byte: int
+    end_byte: int
+    new_text: str
+    before: bytes
+    """The whole text the edit applies to."""
+
+
+class Review:
+    """Proposal decisions of one project."""
+
+    def __init__(
+        self, services: ReviewServices, emit: Callable[[Event], Awaitable[object]]
+    ) -> None:
+        self.services = services
+        self.emit = emit
+        self.expected: dict[str, str] = {}
+        """Proposal id → digest of the whole text once its planned edit landed."""
+        self.unfinished: set[str] = set()
+        """Acceptances an earlier process sent to the editor and never recorded."""
+        self._written: dict[str, str] = {}
+        """What :meth:`expect` last wrote down per proposal."""
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def load(self) -> None:
+        """Take up the acceptances the store says are under way (after the
+        proposals are loaded).
+        """
+        accepting = self.services.proposals.accepting
+        self.expected.update(accepting)
+        self._written.update(accepting)
+        self.unfinished |= set(accepting)
+
+    @contextlib.asynccontextmanager
+    async def deciding(self, proposal_id: str) -> AsyncIterator[None]:
+        """Hold while deciding on a proposal: decisions on it do not overlap."""
+        lock = self._locks.setdefault(proposal_id, asyncio.Lock())
+        async with lock:
+            yield
+
+    # ---- planning -----------------------------------------------------------------
+
+    def plan(self, proposal: Proposal, *, remember: bool = True) -> PlannedEdit:
+        """The edit for ``proposal`` now; :class:`NotApplicable` if there is none.
+
+        ``remember``: note the text it produces, for :meth:`holds`.
+        """
+        if proposal.status != "pending":
+            raise NotApplicable(
+                f"proposal {proposal.id} is already {proposal.status}", stale=False
+            )
+        services = self.services
+        text = services.read_text(proposal.file_path)
+        if text is None:
+            raise NotApplicable(f"{proposal.file_path} cannot be read", stale=False)
+        if proposal.kind == "rewrite":
+            start, end = self._rewrite_span(proposal, text)
+        else:
+            if text_hash(text) != proposal.base_hash:
+                raise NotApplicable(
+                    f"{proposal.file_path} changed since the proposal was made",
+                    stale=True,
+                )
+            start = end = proposal.start_byte
+        new = proposal.new_source.encode("utf-8")
+        if remember:
+            self.expected[proposal.id] = text_hash(text[:start] + new + text[end:])
+        return PlannedEdit(
+            proposal_id=proposal.id,
+            path=proposal.file_path,
+            version=services.document_version(proposal.file_path),
+            start_byte=start,
+            end_byte=end,
+            new_text=proposal.new_source,
+            before=text,
+        )
+
+    def _rewrite_span(self, proposal: Proposal, text: bytes) -> tuple[int, int]:
+        node = self.services.graph.get(proposal.node_id)
+        if node is None or node.status is not NodeStatus.ACTIVE:
+            raise NotApplicable(
+                f"the node of proposal {proposal.id} no longer exists", stale=True
+            )
+        current = text[node.span.start_byte : node.span.end_byte]
+        if text_hash(current) != proposal.base_hash:
+            raise NotApplicable(
+                f"{node.qualified_name} changed since the proposal was made",
+                stale=True,
+            )
+        return node.span.start_byte, node.span.end_byte
+
+    def holds(self, proposal: Proposal) -> bool:
+        """Whether the file's current text is the one a planned edit produces."""
+        expected = self.expected.get(proposal.id)
+        if expected is None:
+            return False
+        text = self.services.read_text(proposal.file_path)
+        return text is not None and text_hash(text) == expected
+
+    async def expect(self, planned: PlannedEdit) -> None:
+        """Write down the text ``planned`` produces, before the editor applies
+        it: what a restart needs to tell that the edit landed.
+        """
+        self.unfinished.discard(planned.proposal_id)  # this process follows it
+        digest = self.expected.get(planned.proposal_id)
+        if digest is None or self._written.get(planned.proposal_id) == digest:
+            return
+        self._written[planned.proposal_id] = digest
+        await self.services.proposals.expect(planned.proposal_id, digest)
+
+    async def recover(self, path: str | None = None) -> list[str]:
+        """Record as accepted the unfinished acceptances (of ``path``, or all)
+        whose text the document now holds; their ids.
+        """
+        recorded: list[str] = []
+        for proposal_id in sorted(self.unfinished):
+            proposal = self.services.proposals.get(proposal_id)
+            if proposal is None or proposal.status != "pending":
+                self.unfinished.discard(proposal_id)
+                continue
+            if path is not None and proposal.file_path != path:
+                continue
+            async with self.deciding(proposal_id):
+                current = self.services.proposals.get(proposal_id)
+                if (
+                    current is None
+                    or current.status != "pending"
+                    or proposal_id not in self.unfinished
+                    or not self.holds(current)
+                ):
+                    continue
+                self.unfinished.discard(proposal_id)
+                log.info("%s was applied before a restart: accepted", proposal_id)
+                await self.accepted(current)
+                recorded.append(proposal_id)
+        return recorded
+
+    # ---- decisions -------------------------------------------------------------------
+
+    async def accepted(self, proposal: Proposal) -> Proposal:
+        """Record that ``proposal`` is in the document."""
+        decided = await self.services.proposals.decide(proposal.id, "accepted")
+        self.expected.pop(proposal.id, None)
+        await self.emit(
+            RewriteApplied(
+                agent_id=proposal.node_id,
+                proposal_id=proposal.id,
+                node_id=proposal.node_id,
+            )
+        )
+        return decided
+
+    async def not_applied(self, proposal: Proposal, reason: str) -> None:
+        """Tell that an accepted edit did not land; the proposal stays pending."""
+        await self.emit(
+            RewriteNotApplied(
+                agent_id=proposal.node_id,
+                proposal_id=proposal.id,
+                node_id=proposal.node_id,
+                reason=reason,
+            )
+        )
+
+    async def reject(
+        self,
+        proposal: Proposal,
+        feedback: str,
+        reserve: Callable[[str], str] | None = None,
+        by: Literal["person", "tests"] = "person",
+        *,
+        retry: bool = True,
+    ) -> str | None:
+        """Record a rejection and send the agent its feedback (a new cascade).
+
+        ``reserve`` (the runner's) promises a run id for the turn that follows;
+        it is returned. ``by``: ``tests`` when the project's tests failed
+        with it (``verification/``). ``retry=False`` only records it: the
+        event is addressed to nobody, so the agent does not run again (None).
+        :class:`ProposalError` if it was decided meanwhile (an accept running
+        now finishes first: they share :meth:`deciding`).
+        """
+        async with self.deciding(proposal.id):
+            await self.services.proposals.decide(proposal.id, "rejected", feedback)
+        self.expected.pop(proposal.id, None)
+        event = RewriteRejected(
+            agent_id=proposal.node_id,
+            to_agent=proposal.node_id if retry else None,
+            proposal_id=proposal.id,
+            node_id=proposal.node_id,
+            feedback=feedback,
+            by=by,
+        )
+        run_id = reserve(event.id) if reserve is not None and retry else None
+        await self.emit(event)
+        return run_id
+
+    async def stale(self, proposal: Proposal, reason: str) -> None:
+        """Mark ``proposal`` stale (it will never be applied)."""
+        try:
+            await self.services.proposals.decide(proposal.id, "stale")
+        except ProposalError:  # decided meanwhile
+            return
+        self.expected.pop(proposal.id, None)
+        await self.emit(
+            RewriteStale(
+                agent_id=proposal.node_id,
+                proposal_id=proposal.id,
+                node_id=proposal.node_id,
+                reason=reason,
+            )
+        )
+
+    async def document_changed(self, path: str) -> list[str]:
+        """Mark stale the pending proposals of ``path`` whose node changed (an
+        unfinished acceptance whose text arrived is recorded first).
+        """
+        became_stale: list[str] = []
+        if self.unfinished:
+            await self.recover(path)
+        for proposal in self.services.proposals.pending(path=path):
+            if self.holds(proposal):
+                continue  # the edit that accepts it
+            try:
+                self.plan(proposal, remember=False)
+            except NotApplicable as problem:
+                if problem.stale:
+                    await self.stale(proposal, problem.reason)
+                    became_stale.append(proposal.id)
+        return became_stale

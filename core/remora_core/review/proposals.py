@@ -1,0 +1,405 @@
+"""Proposals: edits agents want, kept until a person decides (DESIGN §9).
+
+A :class:`Proposal` records where its edit goes (byte offsets in the text it was
+made against, with that text's hash and document version), the exact text to
+put there and a unified diff. :func:`prepare_rewrite` and
+:func:`prepare_new_node` (from :mod:`remora_core.review.definition_edits`) validate an
+agent's source and compute those; :class:`ProposalStore` keeps proposals in
+memory, indexed for the editor's per-cursor-move questions, and writes every
+change through to the project database so nothing is lost on restart.
+
+Lifecycle: ``pending`` → ``accepted`` | ``rejected`` | ``stale`` (decided by
+the person or the editor), or ``superseded`` when a newer proposal for the same
+node replaces it (see :meth:`ProposalStore.add`). Decided proposals never
+change again.
+
+A pending proposal whose acceptance was sent to the editor carries the digest
+of the text the edit produces (:meth:`ProposalStore.expect`, column
+``accepting``), so a restart can tell that the editor applied it
+(``review.py``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import hashlib
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from remora_core.review.checks import Check
+from remora_core.review.definition_edits import prepare_new_node, prepare_rewrite
+from remora_core.review.source_checks import ProposalError
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterable
+
+    from remora_core.store.database import Database
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DECISIONS",
+    "Proposal",
+    "ProposalError",
+    "ProposalStore",
+    "prepare_new_node",
+    "prepare_rewrite",
+]
+
+DECISIONS = ("accepted", "rejected", "stale")
+"""What a pending proposal may become by :meth:`ProposalStore.decide`."""
+
+RECENT = 200
+"""Decided proposals kept in memory (all pending ones are)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One edit an agent proposed, and what became of it."""
+
+    id: str
+    """``pr_`` + 12 hex digits."""
+    node_id: str
+    """The node whose agent proposed it (the rewritten node, or the anchor)."""
+    run_id: str | None
+    kind: str
+    """``rewrite`` (replaces the node's bytes) or ``new_node`` (an insertion)."""
+    file_path: str
+    base_version: int | None
+    """The open document's version it was made against; None if from disk."""
+    base_hash: str
+    """sha256 of the replaced text (rewrite) or of the whole file (new_node)."""
+    start_byte: int
+    end_byte: int
+    """Where ``new_source`` goes in that text; equal for an insertion."""
+    old_source: str
+    new_source: str
+    """The exact text to put there, indentation and newlines already fitted."""
+    diff: str
+    reasoning: str
+    status: str
+    """``pending``, ``accepted``, ``rejected``, ``stale`` or ``superseded``."""
+    feedback: str | None
+    created_at: float
+    decided_at: float | None
+    checks: tuple[Check, ...] = ()
+    """What was checked and how it went (``checks.py``): the intent guard it
+    passed, the project's tests (updated when they finish)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, for events and command results."""
+        return dataclasses.asdict(self)
+
+    def to_row(self) -> tuple[Any, ...]:
+        """The ``proposals`` row (columns in field order; checks as JSON)."""
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        values[-1] = json.dumps([check.to_json() for check in self.checks])
+        return tuple(values)
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Proposal:
+        """A proposal from a ``proposals`` row (columns in field order)."""
+        *fields, checks = row
+        try:
+            loaded = json.loads(checks) if checks else []
+        except ValueError:
+            loaded = []
+        parsed = (Check.from_json(item) for item in loaded or [])
+        return cls(*fields, checks=tuple(c for c in parsed if c is not None))
+
+    def check(self, name: str) -> Check | None:
+        """The check called ``name``, if the proposal has one."""
+        return next((c for c in self.checks if c.name == name), None)
+
+
+_COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
+"""The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
+_PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
+INSERT_SQL = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
+SUPERSEDE_SQL = (
+    "UPDATE proposals SET status = 'superseded', decided_at = ? WHERE id = ?"
+)
+
+
+class ProposalStore:
+    """Every pending proposal and the recent decided ones, in memory.
+
+    Written through to the database when there is one; memory-only otherwise
+    (or when the database has failed: then changes last until the server stops).
+    """
+
+    def __init__(self, database: Database | None) -> None:
+        self.database = database
+        self._by_id: dict[str, Proposal] = {}
+        """Proposals in memory: all pending ones, the recent decided ones."""
+        self._pending_by_node: dict[str, dict[str, Proposal]] = {}
+        self._pending_by_path: dict[str, dict[str, Proposal]] = {}
+        self.accepting: dict[str, str] = {}
+        """Pending proposal id → digest of the text its accepted edit produces,
+        as stored by an earlier process (read by :meth:`load`)."""
+
+    async def load(self) -> None:
+        """Read the pending proposals and the :data:`RECENT` latest decided ones."""
+        if self.database is None:
+            return
+
+        def work(
+            db: sqlite3.Connection,
+        ) -> tuple[builtins.list[Proposal], dict[str, str]]:
+            rows: builtins.list[Any] = []
+            for query in (
+                f"SELECT {_COLUMNS} FROM proposals WHERE status = 'pending'",
+                f"SELECT {_COLUMNS} FROM proposals WHERE status != 'pending' "
+                f"ORDER BY created_at DESC LIMIT {RECENT}",
+            ):
+                rows.extend(db.execute(query).fetchall())
+            accepting = db.execute(
+                "SELECT id, accepting FROM proposals "
+                "WHERE status = 'pending' AND accepting IS NOT NULL"
+            ).fetchall()
+            proposals = [Proposal.from_row(tuple(row)) for row in rows]
+            return proposals, {key: value for key, value in accepting}
+
+        loaded = await self.database.read(work, "loading proposals")
+        proposals, self.accepting = loaded if loaded is not None else ([], {})
+        for proposal in proposals:
+            self._remember(proposal)
+
+    async def reload(self) -> None:
+        """Forget what is in memory and read the store again (a restore)."""
+        self._by_id.clear()
+        self._pending_by_node.clear()
+        self._pending_by_path.clear()
+        await self.load()
+
+    async def expect(self, proposal_id: str, digest: str) -> None:
+        """Remember, durably, the digest of the text accepting ``proposal_id``
+        produces (before the editor is asked to apply it).
+        """
+        if self.database is None:
+            return
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE proposals SET accepting = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (digest, proposal_id),
+            )
+
+        await self.database.transaction(work, "recording an acceptance under way")
+
+    async def add(
+        self,
+        proposal: Proposal,
+        *,
+        write: Callable[[str, builtins.list[tuple[Any, ...]]], None] | None = None,
+    ) -> builtins.list[str]:
+        """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
+
+        A rewrite supersedes the node's pending rewrite; a new node supersedes a
+        pending new node of the same name from the same agent. A rewrite and a
+        new helper it calls are both kept: they belong together.
+
+        ``write(sql, rows)``, when given, takes the rows instead of a transaction
+        of their own (the event log's ``also_write``: the proposal is then stored
+        in the same transaction as its ``rewrite_proposed`` event).
+        """
+        superseded: builtins.list[Proposal] = []
+        now = time.time()
+        if proposal.status == "pending":
+            for old in self.pending(node_id=proposal.node_id):
+                if old.id != proposal.id and _replaces(proposal, old):
+                    superseded.append(
+                        dataclasses.replace(old, status="superseded", decided_at=now)
+                    )
+        for changed in (*superseded, proposal):
+            self._remember(changed)
+        self._forget_old()
+        ids = [p.id for p in superseded]
+        rows = [proposal.to_row()]
+        replaced = [(now, i) for i in ids]
+        if write is not None:
+            write(INSERT_SQL, rows)
+            if replaced:
+                write(SUPERSEDE_SQL, replaced)
+        elif self.database is not None:
+
+            def work(db: sqlite3.Connection) -> None:
+                db.executemany(INSERT_SQL, rows)
+                db.executemany(SUPERSEDE_SQL, replaced)
+
+            await self.database.transaction(work, "saving a proposal")
+        return ids
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        """A proposal by id (None if unknown or long decided)."""
+        return self._by_id.get(proposal_id)
+
+    def pending(
+        self, *, node_id: str | None = None, path: str | None = None
+    ) -> builtins.list[Proposal]:
+        """Pending proposals, oldest first, of one node and/or one file (cheap)."""
+        found: Iterable[Proposal]
+        if node_id is not None:
+            found = self._pending_by_node.get(node_id, {}).values()
+            if path is not None:
+                found = [p for p in found if p.file_path == path]
+        elif path is not None:
+            found = self._pending_by_path.get(path, {}).values()
+        else:
+            found = [p for p in self._by_id.values() if p.status == "pending"]
+        return sorted(found, key=lambda p: p.created_at)
+
+    async def decide(
+        self, proposal_id: str, status: str, feedback: str | None = None
+    ) -> Proposal:
+        """Mark a pending proposal accepted, rejected or stale; the updated proposal."""
+        if status not in DECISIONS:
+            raise ProposalError(
+                f"a proposal can be decided as {', '.join(DECISIONS)}, not {status!r}"
+            )
+        current = self._by_id.get(proposal_id)
+        if current is None:
+            raise ProposalError(f"there is no proposal {proposal_id}")
+        if current.status != "pending":
+            raise ProposalError(f"proposal {proposal_id} is already {current.status}")
+        decided = dataclasses.replace(
+            current, status=status, feedback=feedback, decided_at=time.time()
+        )
+        self._remember(decided)
+        if self.database is not None:
+
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
+                    "UPDATE proposals SET status = ?, feedback = ?, decided_at = ? "
+                    "WHERE id = ?",
+                    (status, feedback, decided.decided_at, proposal_id),
+                )
+
+            await self.database.transaction(work, "recording a decision")
+        return decided
+
+    async def set_check(self, proposal_id: str, check: Check) -> Proposal | None:
+        """Put ``check`` on a pending proposal (replacing its check of the same
+        name); the updated proposal, or None if it is no longer pending.
+        """
+        current = self._by_id.get(proposal_id)
+        if current is None or current.status != "pending":
+            return None
+        others = tuple(c for c in current.checks if c.name != check.name)
+        updated = dataclasses.replace(current, checks=(*others, check))
+        self._remember(updated)
+        if self.database is not None:
+            body = updated.to_row()[-1]
+
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
+                    "UPDATE proposals SET checks = ? WHERE id = ?", (body, proposal_id)
+                )
+
+            await self.database.transaction(work, "recording a proposal's check")
+        return updated
+
+    async def move_file(self, old: str, new: str) -> None:
+        """Follow a renamed file (or folder: paths under ``old/`` move too)."""
+        prefix = old.rstrip("/") + "/"
+
+        def moved(path: str) -> str | None:
+            if path == old:
+                return new
+            if path.startswith(prefix):
+                return new.rstrip("/") + "/" + path[len(prefix) :]
+            return None
+
+        for proposal in builtins.list(self._by_id.values()):
+            target = moved(proposal.file_path)
+            if target is not None:
+                self._remember(dataclasses.replace(proposal, file_path=target))
+        if self.database is None:
+            return
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE proposals SET file_path = ? WHERE file_path = ?", (new, old)
+            )
+            db.execute(
+                "UPDATE proposals SET file_path = ? || substr(file_path, ?) "
+                "WHERE substr(file_path, 1, ?) = ?",
+                (new.rstrip("/") + "/", len(prefix) + 1, len(prefix), prefix),
+            )
+
+        await self.database.transaction(work, "moving proposals to a renamed file")
+
+    def list(
+        self, *, path: str | None = None, status: str | None = None
+    ) -> builtins.list[Proposal]:
+        """Proposals in memory, newest first, optionally of one file and status."""
+        found = [
+            p
+            for p in self._by_id.values()
+            if (path is None or p.file_path == path)
+            and (status is None or p.status == status)
+        ]
+        return sorted(found, key=lambda p: p.created_at, reverse=True)
+
+    def _remember(self, proposal: Proposal) -> None:
+        """Put ``proposal`` in memory, replacing its previous state in every index."""
+        previous = self._by_id.get(proposal.id)
+        if previous is not None:
+            _discard(self._pending_by_node, previous.node_id, previous.id)
+            _discard(self._pending_by_path, previous.file_path, previous.id)
+        self._by_id[proposal.id] = proposal
+        if proposal.status == "pending":
+            self._pending_by_node.setdefault(proposal.node_id, {})[proposal.id] = (
+                proposal
+            )
+            self._pending_by_path.setdefault(proposal.file_path, {})[proposal.id] = (
+                proposal
+            )
+
+    def _forget_old(self) -> None:
+        """Drop decided proposals beyond twice :data:`RECENT` from memory."""
+        decided = [p for p in self._by_id.values() if p.status != "pending"]
+        if len(decided) <= 2 * RECENT:
+            return
+        decided.sort(key=lambda p: p.created_at, reverse=True)
+        for proposal in decided[RECENT:]:
+            del self._by_id[proposal.id]
+
+
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+
+
+def _replaces(new: Proposal, old: Proposal) -> bool:
+    """Whether ``new`` makes the pending ``old`` (same node) pointless."""
+    if new.kind != old.kind:
+        return False
+    if new.kind != "new_node":
+        return True
+    names = [_DEFINED.search(p.new_source) for p in (new, old)]
+    return (
+        names[0] is not None
+        and names[1] is not None
+        and (names[0].group(1) == names[1].group(1))
+    )
+
+
+def _discard(index: dict[str, dict[str, Proposal]], key: str, proposal_id: str) -> None:
+    """Remove a proposal from one index, and its key once empty."""
+    entries = index.get(key)
+    if entries is not None:
+        entries.pop(proposal_id, None)
+        if not entries:
+            del index[key]
+
+
+def text_hash(text: str | bytes) -> str:
+    """sha256 of a text (UTF-8), as proposals record their base."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()

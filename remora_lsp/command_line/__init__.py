@@ -1,1 +1,0 @@
-"""The ``remora`` command line (DESIGN §11b); see :mod:`.main`."""
