@@ -84,11 +84,45 @@ def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*parts, node.module] if node.module else parts)
 
 
-def cycles(package: str) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
+def module_graph(package: str) -> dict[str, set[str]]:
+    """Module → the modules of the same package it imports."""
     modules = module_names(package, PACKAGES[package])
     known = set(modules)
-    graph = {m: imports(m, p, known) for m, p in modules.items()}
+    return {m: imports(m, p, known) for m, p in modules.items()}
+
+
+def room_graph(package: str) -> dict[str, set[str]]:
+    """Room → the rooms it imports, where a room is what sits directly in the
+    package: a subpackage (with everything below it) or a loose module. The
+    package's own ``__init__`` is its facade and belongs to no room.
+    """
+
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else None
+
+    rooms: dict[str, set[str]] = {}
+    for module, targets in module_graph(package).items():
+        source = room(module)
+        if source is None:
+            continue
+        found = rooms.setdefault(source, set())
+        found |= {r for t in targets if (r := room(t)) not in (None, source)}
+    return rooms
+
+
+def cycles(package: str) -> list[list[str]]:
+    """Modules of ``package`` that import each other, in circles."""
+    return strongly_connected(module_graph(package))
+
+
+def room_cycles(package: str) -> list[list[str]]:
+    """Rooms of ``package`` (subpackages, loose modules) in import circles."""
+    return strongly_connected(room_graph(package))
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -99,7 +133,7 @@ def cycles(package: str) -> list[list[str]]:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for target in sorted(graph[node]):
+        for target in sorted(graph.get(node, ())):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
@@ -129,6 +163,18 @@ def test_no_import_cycles(package):
     assert not found, f"import cycles in {package}:\n{described}"
 
 
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_cycles_between_rooms(package):
+    """A room (``index/``, ``review/``, ``agents/``, a loose module) is read
+    and moved whole: two rooms that import each other are one room in two
+    folders (issue 24 found ``agents/`` ↔ ``review`` ↔ ``verification/`` ↔
+    ``workspace``, ``events/`` ↔ ``store/`` and ``front/`` ↔ ``app``).
+    """
+    found = room_cycles(package)
+    described = "\n".join(" ↔ ".join(component) for component in found)
+    assert not found, f"import cycles between the rooms of {package}:\n{described}"
+
+
 def test_the_check_sees_a_cycle(tmp_path, monkeypatch):
     """The detector itself: two modules importing each other are reported,
     a function-local import and a TYPE_CHECKING one included.
@@ -145,3 +191,22 @@ def test_the_check_sees_a_cycle(tmp_path, monkeypatch):
     (package / "e.py").write_text("from demo.a import x\n")  # no cycle
     monkeypatch.setitem(PACKAGES, "demo", package)
     assert cycles("demo") == [["demo.a", "demo.b"], ["demo.c", "demo.d"]]
+
+
+def test_the_check_sees_a_cycle_between_rooms(tmp_path, monkeypatch):
+    """Rooms: ``low/`` imports ``high.py`` and ``high.py`` imports ``low/``
+    through different modules — no module circle, one room circle; a module
+    inside ``low/`` importing its sibling is no room circle.
+    """
+    package = tmp_path / "rooms"
+    (package / "low").mkdir(parents=True)
+    (package / "__init__.py").write_text("from rooms import high\n")
+    (package / "low" / "__init__.py").write_text("")
+    (package / "low" / "a.py").write_text("from rooms.high import x\n")
+    (package / "low" / "b.py").write_text("from rooms.low import a\n")
+    (package / "low" / "c.py").write_text("")
+    (package / "high.py").write_text("from rooms.low import c\n")
+    (package / "top.py").write_text("from rooms.low import b\n")
+    monkeypatch.setitem(PACKAGES, "rooms", package)
+    assert cycles("rooms") == []
+    assert room_cycles("rooms") == [["high", "low"]]

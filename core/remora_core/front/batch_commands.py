@@ -1,170 +1,136 @@
-"""The batch commands of DESIGN §11 for non-LSP consumers (CLI, control socket).
+"""Batch commands (DESIGN §10): graph runs, checkpoints, attribution.
 
-``remora.graph.run/status/cancel``, ``remora.checkpoint.create/list/restore``,
-``remora.attribution`` and ``remora.trailers``, each one argument model and one
-handler over the project's ``graphs`` / ``checkpoints`` / attribution, merged
-into :data:`remora_core.front.commands.COMMANDS`.
+Graphs and checkpoints need the project's store and its ownership; a project
+without one answers why (``app.graphs`` / ``app.checkpoints``).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from remora_core.front.errors import InvalidArguments, NotFound
-from remora_core.graphs.spec import GraphInvalid
+from remora_core.front import answers
+from remora_core.front.arguments import (
+    CheckpointIdField,
+    GraphRunIdField,
+    RequiredFileArgs,
+)
+from remora_core.front.errors import InvalidArguments
+from remora_core.front.locations import project_path
+from remora_core.front.table import Arguments, Door, Route, command
 
 if TYPE_CHECKING:
-    from remora_core.editor import Editor
     from remora_core.front.app import RemoraApp
 
-log = logging.getLogger(__name__)
 
-
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GraphRunArgs(_Args):
-    """A graph: a name under ``.remora/graphs`` or the object of §10."""
+class GraphRunArgs(Arguments):
+    """A graph: a name under ``.remora/graphs`` or the object of DESIGN §10."""
 
     graph: str | dict[str, Any]
 
 
-class GraphRunIdArgs(_Args):
+class GraphRunIdArgs(Arguments):
     """A graph run."""
 
-    graph_run_id: str = Field(pattern=r"^gr_")
+    graph_run_id: GraphRunIdField
 
 
-class LabelArgs(_Args):
+class LabelArgs(Arguments):
     """An optional checkpoint label."""
 
     label: str | None = Field(default=None, max_length=200)
 
 
-class CheckpointArgs(_Args):
+class CheckpointArgs(Arguments):
     """A checkpoint."""
 
-    checkpoint_id: str = Field(pattern=r"^cp_")
+    checkpoint_id: CheckpointIdField
 
 
-class FileArgs(_Args):
-    """A file: ``uri`` or project ``path``."""
-
-    uri: str | None = None
-    path: str | None = None
-
-
-class NoArgs(_Args):
+class NoArgs(Arguments):
     """No arguments."""
 
 
-def _graphs(app: RemoraApp) -> Any:
-    if app.read_only:
-        raise InvalidArguments(
-            "this project cannot run graphs (its store is read-only)"
-        )
-    return app.graphs
+@command("remora.graph.run", GraphRunArgs, answers.GraphRunId, Route.WORKSPACE)
+async def graph_run(app: RemoraApp, a: GraphRunArgs, door: Door) -> Any:
+    """Start a batch graph; a graph that cannot run lists every problem and
+    nothing runs.
+    """
+    return {"graph_run_id": await app.graphs.run(a.graph)}
 
 
-def _checkpoints(app: RemoraApp) -> Any:
-    if not app.keeps_checkpoints:
-        raise InvalidArguments("this project has no writable store for checkpoints")
-    return app.checkpoints
+@command("remora.graph.status", GraphRunIdArgs, answers.GraphStatus, Route.GRAPH_RUN)
+async def graph_status(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
+    """A graph run's steps × nodes with outcomes (also of past runs)."""
+    return await app.graphs.status(a.graph_run_id)
 
 
-async def graph_run(app: RemoraApp, a: GraphRunArgs, editor: Editor | None) -> Any:
-    """``remora.graph.run`` → ``{graph_run_id}``."""
-    try:
-        run = await _graphs(app).run(a.graph)
-    except GraphInvalid as invalid:
-        raise InvalidArguments(str(invalid)) from None
-    return {"graph_run_id": run.id}
+@command("remora.graph.cancel", GraphRunIdArgs, answers.Cancelled, Route.GRAPH_RUN)
+async def graph_cancel(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
+    """Cancel a graph run as a whole."""
+    return {"cancelled": app.graphs.cancel(a.graph_run_id)}
 
 
-async def graph_status(app: RemoraApp, a: GraphRunIdArgs, editor: Editor | None) -> Any:
-    """``remora.graph.status`` → steps × nodes with outcomes."""
-    found = await _graphs(app).status(a.graph_run_id)
-    if found is None:
-        raise NotFound(f"no graph run {a.graph_run_id}")
-    return found
+@command("remora.checkpoint.create", LabelArgs, answers.CheckpointId, Route.WORKSPACE)
+async def checkpoint_create(app: RemoraApp, a: LabelArgs, door: Door) -> Any:
+    """Snapshot every agent's state and the project files' hashes."""
+    return {"checkpoint_id": await app.checkpoints.create(a.label)}
 
 
-async def graph_cancel(app: RemoraApp, a: GraphRunIdArgs, editor: Editor | None) -> Any:
-    """``remora.graph.cancel`` → ``{cancelled}``."""
-    return {"cancelled": _graphs(app).cancel(a.graph_run_id)}
+@command(
+    "remora.checkpoint.list", NoArgs, list[answers.CheckpointRow], Route.WORKSPACE
+)
+async def checkpoint_list(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+    """Checkpoints, newest first."""
+    return await app.checkpoints.list()
 
 
-async def checkpoint_create(app: RemoraApp, a: LabelArgs, editor: Editor | None) -> Any:
-    """``remora.checkpoint.create`` → ``{checkpoint_id}``."""
-    return {"checkpoint_id": await _checkpoints(app).create(a.label)}
+@command(
+    "remora.checkpoint.restore", CheckpointArgs, answers.Restored, Route.WORKSPACE
+)
+async def checkpoint_restore(app: RemoraApp, a: CheckpointArgs, door: Door) -> Any:
+    """Bring agents' state back (never project files); which files differ."""
+    return await app.checkpoints.restore(a.checkpoint_id)
 
 
-async def checkpoint_list(app: RemoraApp, a: NoArgs, editor: Editor | None) -> Any:
-    """``remora.checkpoint.list`` → checkpoints, newest first."""
-    return await _checkpoints(app).list()
-
-
-async def checkpoint_restore(
-    app: RemoraApp, a: CheckpointArgs, editor: Editor | None
-) -> Any:
-    """``remora.checkpoint.restore`` → ``{restored, files_differing}``."""
-    try:
-        return await _checkpoints(app).restore(a.checkpoint_id)
-    except KeyError:
-        raise InvalidArguments(f"no checkpoint {a.checkpoint_id}") from None
-
-
-def _path(app: RemoraApp, a: FileArgs) -> str:
-    root = app.root
-    if a.path is not None:
-        given = Path(a.path)
-        if given.is_absolute() and root is not None:
-            try:
-                return given.resolve().relative_to(root.resolve()).as_posix()
-            except ValueError:
-                raise InvalidArguments(
-                    f"not a file of this project: {a.path}"
-                ) from None
-        return given.as_posix().strip("/")
-    if a.uri is None or root is None or urlparse(a.uri).scheme != "file":
-        raise InvalidArguments("remora.attribution needs a uri or a path")
-    try:
-        return Path(unquote(urlparse(a.uri).path)).relative_to(root).as_posix()
-    except ValueError:
-        raise InvalidArguments(f"not a file of this project: {a.uri}") from None
-
-
-async def attribution(app: RemoraApp, a: FileArgs, editor: Editor | None) -> Any:
-    """``remora.attribution`` → attributed line ranges (0-based lines)."""
-    path = _path(app, a)
+@command(
+    "remora.attribution",
+    RequiredFileArgs,
+    list[answers.AttributedRange],
+    Route.DOCUMENT,
+)
+async def attribution(app: RemoraApp, a: RequiredFileArgs, door: Door) -> Any:
+    """Line ranges of the file's current text still written by an accepted
+    proposal, with its agent (edited lines no longer count).
+    """
+    path = project_path(app.root, a.uri, a.path)
+    assert path is not None  # the model wants uri or path
     ranges = await app.attribution.ranges(path)
     if ranges is None:
         raise InvalidArguments(f"{path} cannot be read")
     return ranges
 
 
-async def trailer_lines(app: RemoraApp, a: NoArgs, editor: Editor | None) -> Any:
-    """``remora.trailers`` → ``{trailers}``."""
+def _join_trailers(found: list[Any]) -> Any:
+    return {"trailers": [line for answer in found for line in answer["trailers"]]}
+
+
+@command("remora.trailers", NoArgs, answers.Trailers, Route.EVERY, _join_trailers)
+async def trailer_lines(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+    """``Remora-Agent: rm_… (pr_…)`` commit trailers for accepted proposals
+    not yet in a commit.
+    """
     return {"trailers": await app.attribution.trailers()}
 
 
-Handler = Callable[[Any, Any, Any], Awaitable[Any]]
-
-BATCH_COMMANDS: dict[str, tuple[type[BaseModel], Handler]] = {
-    "remora.graph.run": (GraphRunArgs, graph_run),
-    "remora.graph.status": (GraphRunIdArgs, graph_status),
-    "remora.graph.cancel": (GraphRunIdArgs, graph_cancel),
-    "remora.checkpoint.create": (LabelArgs, checkpoint_create),
-    "remora.checkpoint.list": (NoArgs, checkpoint_list),
-    "remora.checkpoint.restore": (CheckpointArgs, checkpoint_restore),
-    "remora.attribution": (FileArgs, attribution),
-    "remora.trailers": (NoArgs, trailer_lines),
-}
-"""Command name → (argument model, handler)."""
+BATCH_COMMANDS = [
+    graph_run,
+    graph_status,
+    graph_cancel,
+    checkpoint_create,
+    checkpoint_list,
+    checkpoint_restore,
+    attribution,
+    trailer_lines,
+]

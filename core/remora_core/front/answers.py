@@ -1,0 +1,329 @@
+"""The shapes of the commands' JSON answers (for readers and the reference).
+
+Handlers return plain JSON (dicts and lists); these ``TypedDict`` s say what
+is in them, field by field. Each :class:`~remora_core.front.table.Command`
+names its answer type here, and ``docs/reference/commands.md`` is generated
+from them (``scripts/reference_docs.py``), so the reference cannot drift
+from the table. Lines and characters are 0-based, as in LSP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+
+class NodeRef(TypedDict):
+    """A short reference to a node."""
+
+    id: str
+    kind: Literal["file", "class", "function", "method"]
+    name: str
+    qualified_name: str
+    file_path: str
+    """Relative to the project root, ``/`` separators."""
+    line: int
+    """The first line of the definition (its decorators included)."""
+
+
+class NodeMatch(NodeRef):
+    """A search result: a node and its agent's status."""
+
+    agent_status: str
+
+
+class Party(TypedDict):
+    """Another agent in a conversation."""
+
+    id: str
+    name: str | None
+
+
+class CheckJson(TypedDict):
+    """One check run on a proposal (the intent guard, the tests)."""
+
+    name: str
+    ok: bool | None
+    """True passed, False failed, None not decided (not run, running)."""
+    detail: str
+    status: str
+
+
+class ProposalJson(TypedDict):
+    """A proposal: what an agent wants to change, and its decision."""
+
+    id: str
+    node_id: str
+    run_id: str | None
+    kind: Literal["rewrite", "new_node"]
+    file_path: str
+    base_version: int | None
+    base_hash: str
+    start_byte: int
+    end_byte: int
+    old_source: str
+    new_source: str
+    diff: str
+    reasoning: str
+    status: Literal["pending", "accepted", "rejected", "stale", "superseded"]
+    feedback: str | None
+    created_at: float
+    decided_at: float | None
+    checks: list[CheckJson]
+
+
+class ProposalListed(ProposalJson):
+    """A proposal in a listing, with where it is."""
+
+    uri: str
+    node: str | None
+    """Its node's qualified name (None: the node is gone)."""
+
+
+class EventJson(TypedDict):
+    """A persisted event: these fields, plus those of its ``type`` (see the
+    events reference).
+    """
+
+    seq: int
+    """Its place in the project's event log."""
+    type: str
+    id: str
+    timestamp: float
+    correlation_id: str | None
+    run_id: str | None
+
+
+ConversationEntry = TypedDict(
+    "ConversationEntry",
+    {
+        "role": Literal["person", "agent", "node"],
+        "kind": str,
+        "text": str,
+        "run_id": str | None,
+        "timestamp": float,
+        "seq": int,
+        "event_id": str,
+        "from": NotRequired[Party],
+        "to": NotRequired[Party],
+        "options": NotRequired[list[str]],
+        "question_id": NotRequired[str],
+        "proposal_id": NotRequired["str | None"],
+    },
+)
+"""One entry of a node's conversation (texts are never cut). ``kind``:
+message, request, reply, answer, failure, cancelled, interrupted, question,
+answer_given, proposal, accepted, rejected, stale."""
+
+
+class LastAnswer(TypedDict):
+    """The agent's last answer: whole up to 6 lines and 600 characters."""
+
+    text: str
+    truncated: bool
+    lines: int
+    run_id: str | None
+    timestamp: float
+
+
+class NodeCard(NodeRef):
+    """Everything a person is shown about one node."""
+
+    uri: str
+    status: Literal["active", "orphaned"]
+    agent_status: str
+    start_line: int
+    end_line: int
+    parent: NodeRef | None
+    children: list[NodeRef]
+    callers: list[NodeRef]
+    callees: list[NodeRef]
+    pending_proposals: int
+    proposals: list[ProposalJson]
+    """The pending ones."""
+    recent_events: list[EventJson]
+    last_answer: LastAnswer | None
+    conversation: list[ConversationEntry]
+    """The conversation's latest entries."""
+
+
+class RunId(TypedDict):
+    """The id the run will have (progress and outcome follow as events)."""
+
+    run_id: str
+
+
+class MaybeRunId(TypedDict):
+    """The agent's retry, if it tries again."""
+
+    run_id: str | None
+
+
+class Cancelled(TypedDict):
+    """Whether something was running to cancel."""
+
+    cancelled: bool
+
+
+class Ok(TypedDict):
+    """Whether it was done."""
+
+    ok: bool
+
+
+class Applied(TypedDict):
+    """Whether the edit landed, and why not."""
+
+    applied: bool
+    reason: NotRequired[str]
+
+
+class AppliedProposal(Applied):
+    """One proposal of several accepted together."""
+
+    proposal_id: str
+
+
+class Diff(TypedDict):
+    """A proposal's change."""
+
+    diff: str
+    old_source: str
+    new_source: str
+    status: str
+    checks: list[CheckJson]
+
+
+class RunNode(TypedDict):
+    """The node a run is for."""
+
+    id: str
+    name: str | None
+    file_path: str | None
+    line: int | None
+
+
+Trigger = TypedDict(
+    "Trigger",
+    {
+        "kind": str,
+        "text": str,
+        "message": NotRequired[str],
+        "from": NotRequired[Party],
+    },
+)
+"""What started a run: ``kind`` person, message, request, reply, change, …"""
+
+
+class RunRow(TypedDict):
+    """One run: queued, running, waiting for the person, or ended."""
+
+    id: str | None
+    """None for a queued turn another agent triggered (no id yet)."""
+    node: RunNode
+    status: Literal[
+        "queued", "running", "waiting", "done", "failed", "cancelled", "interrupted"
+    ]
+    trigger: Trigger
+    started_at: float | None
+    ended_at: float | None
+    outcome: str | None
+    queued_at: NotRequired[float]
+    answered_by: NotRequired[str | None]
+
+
+class LastSeq(TypedDict):
+    """The ``seq`` of the newest event."""
+
+    seq: int
+
+
+class GraphRunId(TypedDict):
+    """The graph run started."""
+
+    graph_run_id: str
+
+
+class GraphStep(TypedDict):
+    """One step of a graph run: each target node's outcome."""
+
+    step: str
+    nodes: dict[str, str]
+
+
+class GraphStatus(TypedDict):
+    """A graph run's steps × nodes with outcomes."""
+
+    graph_run_id: str
+    name: str
+    status: str
+    counts: dict[str, int]
+    steps: list[GraphStep]
+    proposals: Any
+
+
+class CheckpointId(TypedDict):
+    """The checkpoint taken."""
+
+    checkpoint_id: str
+
+
+class CheckpointRow(TypedDict):
+    """One checkpoint."""
+
+    checkpoint_id: str
+    label: str | None
+    created_at: float
+    git_head: str | None
+
+
+class Restored(TypedDict):
+    """Agents' state is back; which project files differ from then."""
+
+    restored: bool
+    files_differing: list[str]
+
+
+class Point(TypedDict):
+    """A position (0-based)."""
+
+    line: int
+    character: int
+
+
+class LineRange(TypedDict):
+    """A range of whole lines (end exclusive, at column 0)."""
+
+    start: Point
+    end: Point
+
+
+class AttributedRange(TypedDict):
+    """Lines of the current text still written by an accepted proposal."""
+
+    range: LineRange
+    agent_id: str
+    proposal_id: str
+    accepted_at: float
+
+
+class Trailers(TypedDict):
+    """``Remora-Agent: rm_… (pr_…)`` lines for accepted proposals not yet
+    committed.
+    """
+
+    trailers: list[str]
+
+
+class TrustRow(TypedDict):
+    """Whether a workspace folder's repository is trusted, and who decided."""
+
+    root: str
+    """The folder's URI."""
+    trusted: bool
+    decided_by: Literal["client", "person", "session", "undecided"]
+    wants: str
+    """What the repository wants that needs trust ('' for nothing)."""
+    hosts: dict[str, bool]
+    """``host:port`` → whether the key may be sent there."""

@@ -1,0 +1,129 @@
+"""Commands that read nodes and the event log: cards, search, events.
+
+Node references are resolved by ``app.nodes.find`` (an id, a unique prefix or
+``path::qualified.name``); positions are 0-based, in the door's encoding.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from remora_core.front import answers
+from remora_core.front.arguments import NodeArgs, Position, RequiredFileArgs
+from remora_core.front.locations import file_uri, project_path
+from remora_core.front.table import Arguments, Door, Route, command
+
+if TYPE_CHECKING:
+    from remora_core.front.app import RemoraApp
+
+
+class NodeEventsArgs(NodeArgs):
+    """A node and how many of its events."""
+
+    limit: int = Field(default=50, ge=1, le=1000)
+
+
+class NodeAtArgs(RequiredFileArgs):
+    """A document (uri or path) and a position in it."""
+
+    position: Position
+
+
+class SearchArgs(Arguments):
+    """A search query (empty: every node)."""
+
+    query: str = Field(default="", description="words of a name, path or id")
+    limit: int = Field(default=50, ge=1, le=10_000)
+
+
+class EventsArgs(Arguments):
+    """Which events: after a seq, of a node, a run or a type."""
+
+    since_seq: int | None = Field(
+        default=None, ge=0, description="only events after this seq, oldest first"
+    )
+    node_id: str | None = Field(default=None, description="a node reference")
+    run_id: str | None = None
+    type: str | None = Field(
+        default=None, description="an event type; agent_* matches a prefix"
+    )
+    limit: int = Field(default=100, ge=1, le=100_000)
+
+
+class NoArgs(Arguments):
+    """No arguments."""
+
+
+async def card(app: RemoraApp, node_id: str) -> dict[str, Any]:
+    """The card of the node ``node_id`` names, with its URI."""
+    node = app.nodes.find(node_id)
+    return {**await app.nodes.card(node), "uri": file_uri(app.root, node.file_path)}
+
+
+@command("remora.node.get", NodeArgs, answers.NodeCard, Route.NODE)
+async def node_get(app: RemoraApp, a: NodeArgs, door: Door) -> Any:
+    """The node's card: where it is, its parent, callers and callees, its
+    agent's status, pending proposals, latest events, last answer and the
+    conversation's latest entries.
+    """
+    return await card(app, a.node_id)
+
+
+@command("remora.node.at", NodeAtArgs, answers.NodeCard | None, Route.DOCUMENT)
+async def node_at(app: RemoraApp, a: NodeAtArgs, door: Door) -> Any:
+    """The card of the innermost node at a position of a document, or null."""
+    path = project_path(app.root, a.uri, a.path)
+    assert path is not None  # the model wants uri or path
+    where = a.position
+    node = app.nodes.at(path, where.line, where.character, door.encoding)
+    return await card(app, node.id) if node is not None else None
+
+
+@command(
+    "remora.node.events", NodeEventsArgs, list[answers.EventJson], Route.NODE
+)
+async def node_events(app: RemoraApp, a: NodeEventsArgs, door: Door) -> Any:
+    """The node's latest events, newest first."""
+    node = app.nodes.find(a.node_id)
+    found = await app.history.query(node_id=node.id, limit=a.limit)
+    return [stored.to_json() for stored in reversed(found)]
+
+
+@command("remora.nodes.search", SearchArgs, list[answers.NodeMatch], Route.EVERY)
+async def nodes_search(app: RemoraApp, a: SearchArgs, door: Door) -> Any:
+    """The active nodes best matching the query, with their agents' status."""
+    return [app.nodes.ref(node) for node in app.nodes.search(a.query, a.limit)]
+
+
+@command("remora.events.list", EventsArgs, list[answers.EventJson], Route.WORKSPACE)
+async def events_list(app: RemoraApp, a: EventsArgs, door: Door) -> Any:
+    """Events, oldest first: the last ``limit`` matching, or those after
+    ``since_seq``.
+    """
+    node_id = app.nodes.find(a.node_id).id if a.node_id is not None else None
+    found = await app.history.query(
+        since_seq=a.since_seq,
+        node_id=node_id,
+        run_id=a.run_id,
+        event_type=a.type,
+        limit=a.limit,
+    )
+    return [stored.to_json() for stored in found]
+
+
+@command("remora.events.last_seq", NoArgs, answers.LastSeq, Route.WORKSPACE)
+async def events_last_seq(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+    """The ``seq`` of the newest event (follow from it)."""
+    return {"seq": app.history.last_seq}
+
+
+NODE_COMMANDS = [
+    node_get,
+    node_at,
+    node_events,
+    nodes_search,
+    events_list,
+    events_last_seq,
+]
