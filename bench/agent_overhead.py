@@ -79,10 +79,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests
 
 from remora_core.config import RemoraConfig
 from remora_core.events.models import HumanChat
-from remora_core.project import Project
 from remora_core.trust import Trust
 
 from remora_lsp.testing.model_server import ModelServer, Reply
+from tests.project_harness import Project
 
 RUNS = 200
 WARMUP = 20

@@ -50,10 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
 from remora_core.config import RemoraConfig
 from remora_core.events.models import HumanChat
 from remora_core.model import NodeKind
-from remora_core.project import Project
 from remora_core.trust import Trust
 
 from tests.fakes.model_server import ModelServer, Reply
+from tests.project_harness import Project
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 NODES = 1000

@@ -1,34 +1,29 @@
-"""Putting the server together: the ordered feature list and the Editor.
+"""Putting the server together: the ordered feature list, the command table,
+and how apps are made.
 
 Features live one per module in ``features/``, each with ``register(server)``;
-they are registered in the order of :data:`FEATURES`. This is the only module
-that imports both the server class and every feature, so neither imports the
-other (``tests/core/test_import_cycles.py``).
+they are registered in the order of :data:`FEATURES`, then every command of
+the table (``commands.py``). This is the only module that imports both the
+server class and every feature, so neither imports the other
+(``tests/core/test_import_cycles.py``).
 """
 
 from __future__ import annotations
 
 import logging
 
-from remora_core.front.app import RemoraApp
+from remora_core.config import RemoraConfig
 
-from remora_lsp.editor import LspEditor
+from remora_lsp import commands
 from remora_lsp.features import (
-    agents,
-    attribution,
-    checkpoints,
-    commands,
-    events,
     files,
-    graphs,
-    history,
     hover,
     lenses,
     lifecycle,
+    progress_cancel,
     proposals,
     symbols,
     sync,
-    trust,
 )
 from remora_lsp.server import RemoraLanguageServer
 
@@ -41,26 +36,18 @@ FEATURES = [
     lenses,
     hover,
     files,
-    commands,
-    events,
-    history,
-    agents,
     proposals,
-    graphs,
-    attribution,
-    checkpoints,
-    trust,
+    progress_cancel,
+    commands,
 ]
 """Feature modules, each with ``register(server)``, in registration order."""
 
 
 def create_server() -> RemoraLanguageServer:
-    """A server with every feature registered, whose projects' facades use
-    the editor over LSP.
-    """
-    server = RemoraLanguageServer()
-    server.make_app = lambda project: RemoraApp.serving(
-        project, LspEditor(server, project)
+    """A server with every feature and command registered."""
+    server = RemoraLanguageServer(
+        loose=lambda ls: lifecycle.make_app(ls, None, RemoraConfig()),
+        restart=lifecycle.restart_app,
     )
     for feature in FEATURES:
         feature.register(server)

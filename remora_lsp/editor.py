@@ -1,62 +1,75 @@
 """The engine's :class:`~remora_core.editor.Editor` port, implemented over LSP.
 
-- ``apply``: ``workspace/applyEdit`` with a versioned ``WorkspaceEdit`` (undo
-  works in the editor); the accept use case in core then waits until the edit
-  comes back as ``didChange`` and records it.
+- ``apply``: ``workspace/applyEdit`` with one versioned ``WorkspaceEdit`` over
+  every file (undo works in the editor); the accept use case in core then
+  waits until the edit comes back as ``didChange`` and records it.
 - ``ask``: ``window/showMessageRequest`` with options, else ``remora/askUser``.
 - ``progress``: work-done progress when the client supports it.
-- ``document_text``: the open buffer.
 - ``notify``: ``window/showMessage``, once per message.
+- ``on_event``: every persisted event goes to the views given at construction
+  (the ``remora/event`` stream, runs' and graph runs' progress, proposals'
+  diagnostics: ``remora_lsp/views.py``).
 
-:class:`ControlEditor` is what the control socket uses: the LSP editor for a
-file the editor holds open, the disk (atomically) for any other file.
+:class:`ControlEditor` is what the control socket uses: the LSP editor for
+files the editor holds open, the disk (atomically) for any other file.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from remora_core.editor import Applied
 from remora_core.front.disk_editor import DiskEditor
+from remora_core.front.locations import file_uri
 from remora_core.text import LineIndex
 
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from remora_core.agents.questions import Question
+    from remora_core.events.store import StoredEvent
+    from remora_core.front.app import RemoraApp
     from remora_core.progress import ProgressSink
-    from remora_core.project import Project
-    from remora_core.review.decisions import PlannedEdit
+    from remora_core.review.edits import FileEdit
 
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
 
 ASK_USER_REQUEST = "remora/askUser"
+EventView = Callable[["StoredEvent"], None]
 
 
 def workspace_edit(
-    ls: RemoraLanguageServer, project: Project, planned: PlannedEdit
+    ls: RemoraLanguageServer, root: Path | None, files: Sequence[FileEdit]
 ) -> types.WorkspaceEdit:
-    """The versioned ``WorkspaceEdit`` of a planned edit."""
-    lines = LineIndex(planned.before)
-    start = lines.position(planned.start_byte, ls.encoding)
-    end = lines.position(planned.end_byte, ls.encoding)
-    edit = types.TextEdit(
-        range=types.Range(
-            start=types.Position(line=start[0], character=start[1]),
-            end=types.Position(line=end[0], character=end[1]),
-        ),
-        new_text=planned.new_text,
-    )
-    document = types.OptionalVersionedTextDocumentIdentifier(
-        uri=ls.projects.uri(project, planned.path), version=planned.version
-    )
-    return types.WorkspaceEdit(
-        document_changes=[types.TextDocumentEdit(text_document=document, edits=[edit])]
-    )
+    """One versioned ``WorkspaceEdit`` over every file's edits."""
+    changes = []
+    for file in files:
+        lines = LineIndex(file.before)
+        edits = []
+        for edit in file.edits:
+            start = lines.position(edit.start_byte, ls.encoding)
+            end = lines.position(edit.end_byte, ls.encoding)
+            edits.append(
+                types.TextEdit(
+                    range=types.Range(
+                        start=types.Position(line=start[0], character=start[1]),
+                        end=types.Position(line=end[0], character=end[1]),
+                    ),
+                    new_text=edit.new_text,
+                )
+            )
+        document = types.OptionalVersionedTextDocumentIdentifier(
+            uri=file_uri(root, file.path), version=file.version
+        )
+        changes.append(types.TextDocumentEdit(text_document=document, edits=edits))
+    return types.WorkspaceEdit(document_changes=changes)
 
 
 async def present(ls: RemoraLanguageServer, question: Question) -> str | None:
@@ -85,16 +98,22 @@ async def present(ls: RemoraLanguageServer, question: Question) -> str | None:
 class LspEditor:
     """The person's editor, reached over LSP, for one project."""
 
-    def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
+    def __init__(
+        self,
+        ls: RemoraLanguageServer,
+        root: Path | None,
+        views: Sequence[EventView] = (),
+    ) -> None:
         self.ls = ls
-        self.project = project
+        self.root = root
+        self.views = tuple(views)
+        """What shows events in the editor (see the module doc)."""
 
-    async def apply(self, planned: PlannedEdit) -> Applied:
+    async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
         """``workspace/applyEdit``; raises if the editor answers an error."""
         result = await self.ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(
-                edit=workspace_edit(self.ls, self.project, planned),
-                label=f"Remora: accept {planned.proposal_id}",
+                edit=workspace_edit(self.ls, self.root, files), label=label
             )
         )
         return Applied(bool(result.applied), result.failure_reason)
@@ -107,29 +126,53 @@ class LspEditor:
         """Work-done progress, when the client shows it."""
         return LspProgress(self.ls) if supports_progress(self.ls) else None
 
-    def document_text(self, path: str) -> bytes | None:
-        """The open buffer of ``path``."""
-        document = self.project.documents.get(path)
-        return document.text if document is not None else None
-
     def notify(self, message: str) -> None:
         """A warning shown once per session."""
         self.ls.tell_user(message)
 
+    def on_event(self, stored: StoredEvent) -> None:
+        """Show the event in every view (one failing view never stops another)."""
+        for view in self.views:
+            try:
+                view(stored)
+            except Exception:
+                log.exception("showing %s failed", stored.event.type)
 
-class ControlEditor(LspEditor):
-    """For requests from the control socket: through the editor when it holds
-    the file open, else written on disk atomically (re-indexed once the
-    acceptance is recorded: ``remora_core.front.proposals``).
+
+class ControlEditor:
+    """For requests from the control socket: through the editor for the files
+    it holds open, written on disk atomically for the others (re-indexed once
+    the acceptance is recorded: ``remora_core.front.proposals``).
     """
 
-    def __init__(self, ls: RemoraLanguageServer, project: Project) -> None:
-        super().__init__(ls, project)
-        assert project.root is not None
-        self.disk = DiskEditor(project.root)
+    def __init__(self, editor: LspEditor, app: RemoraApp) -> None:
+        assert app.root is not None
+        self.editor = editor
+        self.app = app
+        self.disk = DiskEditor(app.root)
 
-    async def apply(self, planned: PlannedEdit) -> Applied:
-        """The editor's buffer if open, else the file."""
-        if planned.path in self.project.documents:
-            return await super().apply(planned)
-        return await self.disk.apply(planned)
+    async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
+        """The editor's buffers for open files, else the files themselves."""
+        documents = self.app.documents
+        open_files = [f for f in files if documents.get(f.path) is not None]
+        on_disk = [f for f in files if documents.get(f.path) is None]
+        if on_disk:
+            written = await self.disk.apply(on_disk, label)
+            if not written.applied or not open_files:
+                return written
+        return await self.editor.apply(open_files, label)
+
+    async def ask(self, question: Question) -> str | None:
+        """Through the editor."""
+        return await self.editor.ask(question)
+
+    def progress(self) -> ProgressSink | None:
+        """Through the editor."""
+        return self.editor.progress()
+
+    def notify(self, message: str) -> None:
+        """Through the editor."""
+        self.editor.notify(message)
+
+    def on_event(self, stored: StoredEvent) -> None:
+        """Events reach the editor through the app's own editor already."""

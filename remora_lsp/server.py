@@ -1,17 +1,19 @@
 """The Remora language server class.
 
-``RemoraLanguageServer`` holds the projects, the negotiated position encoding,
-the editor's settings and the background task set; every handler receives it
-as ``ls``. It imports no feature module (they refer to it): features live one
-per module in ``features/`` and ``assembly.py`` registers them in order.
+``RemoraLanguageServer`` holds the apps (one :class:`~remora_core.front.app.
+RemoraApp` per workspace folder, plus one for loose files), the negotiated
+position encoding, the editor's settings, the trust decisions and the
+background task set; every handler receives it as ``ls``. It imports no
+feature module (they refer to it): features live one per module in
+``features/`` and ``assembly.py`` registers them in order and passes in how
+apps are made and restarted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,27 +30,28 @@ from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
     from remora_core.front.app import RemoraApp
-    from remora_core.project import Project
 
 log = logging.getLogger(__name__)
-
-
-def _no_apps(project: Project) -> RemoraApp:
-    raise RuntimeError("the server was not assembled (assembly.create_server)")
 
 
 class RemoraLanguageServer(LanguageServer):
     """The server instance every handler receives as ``ls``."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        loose: Callable[[RemoraLanguageServer], RemoraApp],
+        restart: Callable[[RemoraLanguageServer, Path], Awaitable[object]],
+    ) -> None:
+        """``loose`` makes the app of files outside every workspace folder;
+        ``restart`` replaces a folder's app by a fresh one (trust changed).
+        """
         super().__init__(
             "remora-lsp",
             __version__,
             protocol_cls=RemoraProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.projects = Projects()
-        """Workspace folders' projects and the loose project."""
         self.encoding = PositionEncoding.UTF16
         """Position encoding negotiated at ``initialize``."""
         self.initialization_settings: dict[str, Any] | None = None
@@ -66,24 +69,15 @@ class RemoraLanguageServer(LanguageServer):
         """A ``workspace/codeLens/refresh`` is scheduled."""
         self.exit_code = 1
         """0 once a ``shutdown`` request preceded ``exit``."""
-        self.trust = EditorTrust(self)
+        self.trust = EditorTrust(self, lambda root: restart(self, root))
         """Whether each project is trusted, and the questions about it."""
         self.starting: dict[Path, asyncio.Task[None]] = {}
         """The start-up of each workspace folder's project (a restart waits
         for it: two stores of one project opening at once race)."""
         self._told: set[str] = set()
-        self._apps: weakref.WeakKeyDictionary[Project, RemoraApp] = (
-            weakref.WeakKeyDictionary()
-        )
-        self.make_app: Callable[[Project], RemoraApp] = _no_apps
-        """Builds a project's facades (set by ``assembly.create_server``)."""
-
-    def app(self, project: Project) -> RemoraApp:
-        """The facades over ``project``, with this editor as its Editor."""
-        app = self._apps.get(project)
-        if app is None:
-            app = self._apps[project] = self.make_app(project)
-        return app
+        self.projects = Projects(loose(self))
+        """Workspace folders' apps and the loose app (made last: it takes the
+        server's trust decisions)."""
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any], name: str | None = None):
         """Run a background task that is kept and whose failure is logged."""

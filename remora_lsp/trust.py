@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
+from remora_core.front.errors import InvalidArguments
 from remora_core.trust import (
     KeyApprovals,
     RepositoryWants,
@@ -108,8 +109,12 @@ class Server(Protocol):
 class EditorTrust:
     """The trust decisions of one server session (held as ``ls.trust``)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(
+        self, server: Server, restart: Callable[[Path], Awaitable[object]]
+    ) -> None:
         self.server = server
+        self.restart = restart
+        """Restarts a project (its trust changed)."""
         self.store = TrustStore()
         """The person's remembered answers (user-level state)."""
         self.client: bool | None = None
@@ -119,8 +124,6 @@ class EditorTrust:
         self.wants: dict[Path, RepositoryWants] = {}
         """What each project's repository wants that needs trust."""
         self.asked: set[Path] = set()
-        self.restart: Callable[[Path], Awaitable[None]] | None = None
-        """Restarts a project (wired by ``features/trust.py``)."""
 
     # ---- deciding ----------------------------------------------------------------
 
@@ -224,7 +227,14 @@ class EditorTrust:
     # ---- commands -------------------------------------------------------------------
 
     async def set(self, root: Path, trusted: bool) -> None:
-        """The person trusts ``root`` (or not): remember, apply."""
+        """The person trusts ``root`` (or not): remember, apply. Refused when
+        the client passes its own workspace trust (change it there).
+        """
+        if self.client is not None:
+            raise InvalidArguments(
+                "your editor manages workspace trust for Remora "
+                "(initializationOptions.workspaceTrust): change it there"
+            )
         before, _who = self.decided(root)
         self.store.set_trusted(root, trusted)
         self.session.pop(root, None)
@@ -253,5 +263,4 @@ class EditorTrust:
         }
 
     async def _restart(self, root: Path) -> None:
-        if self.restart is not None:
-            await self.restart(root)
+        await self.restart(root)

@@ -1,13 +1,15 @@
-"""The composition root: one project's complete, started engine.
+"""The parts of a project that work on its store, built when the app starts.
 
-:meth:`Engine.open` opens the project's store (``.remora/remora.db``; none for
-files outside every workspace folder), loads the code index from it and builds
-every part on it — the swarm (events, subscriptions, runner), the agents, the
-agents' statuses, graphs and checkpoints — and returns them started. Nothing
-in an :class:`Engine` is optional or a placeholder.
+:class:`~remora_core.front.app.RemoraApp` (the composition root) has the code
+index from the start; when it starts, :meth:`ProjectParts.open` opens the
+project's store (``.remora/remora.db``; none for files outside every
+workspace folder), loads the index from it and builds every part on it — the
+swarm (events, subscriptions, runner), the agents, the agents' statuses,
+graphs and checkpoints — and returns them started. Nothing in
+:class:`ProjectParts` is optional or a placeholder.
 
-It is also where the parts are wired together. The code index only reports
-what changed (``index_reports.IndexListener``); the engine listens:
+The code index only reports what changed (``index/index_reports.py``
+``IndexListener``); the parts listen:
 
 - a file's nodes changed → its pending proposals are checked for staleness;
 - a file moved → its proposals follow it;
@@ -19,13 +21,13 @@ Only one server owns a store (``store/ownership.py``). The owner recovers what
 a crash left (acceptances, graph runs) and checks every second that its file
 was not deleted under it (``store/rebuild.py``); a second server opens it
 read-only and follows it (``following.py``): it runs no agents and decides
-nothing (:attr:`Engine.following`).
+nothing (:attr:`ProjectParts.following`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from remora_core.agents.runtime import AgentRuntime
@@ -38,8 +40,7 @@ from remora_core.store.rebuild import keep_store
 from remora_core.swarm.pipeline import Swarm
 
 if TYPE_CHECKING:
-    from remora_core.agents.questions import Presenter
-    from remora_core.events.store import StoredEvent
+    from remora_core.editor import Editor
     from remora_core.index.changes import Changes
     from remora_core.index.code_index import CodeIndex
     from remora_core.index.disk import DiskSync
@@ -50,10 +51,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EventListener = Callable[["StoredEvent"], object]
 
-
-class Engine:
+class ProjectParts:
     """Store, swarm, agents, graphs and checkpoints of one project, wired."""
 
     def __init__(
@@ -64,10 +63,8 @@ class Engine:
         follower: StoreFollower | None,
         *,
         trust: Trust,
-        notify: Callable[[str], None],
+        editor: Editor,
         turn_function: TurnFunction | None,
-        presenter: Presenter | None,
-        listeners: Sequence[EventListener],
     ) -> None:
         self.index = index
         self.root = index.root
@@ -79,7 +76,7 @@ class Engine:
         """The index's tables in :attr:`database` (None with it)."""
         self.follower = follower
         """Following the store another server owns; None: this one owns it."""
-        self.notify = notify
+        self.notify = editor.notify
         self.swarm = Swarm(
             database, index.graph, index.config, run_agents=not self.following
         )
@@ -87,8 +84,8 @@ class Engine:
             index,
             database,
             trust=trust,
-            notify=notify,
-            presenter=presenter,
+            notify=editor.notify,
+            presenter=editor.ask,
             emit=self.swarm.emit,
             reserve=self.swarm.runner.reserve,
         )
@@ -97,8 +94,9 @@ class Engine:
             index.graph, store, self.swarm.events, index.tasks, lambda: index.closed
         )
         self.swarm.on_status = self.statuses.set
-        for number, listener in enumerate(listeners):
-            self.swarm.bus.subscribe(f"listener {number}", listener)  # type: ignore[arg-type]
+        # The editor sees every event, start-up ones included (its
+        # ``remora/event`` stream, progress, diagnostics).
+        self.swarm.bus.subscribe("editor", editor.on_event)
         self.graphs = Graphs(self)
         """Batch graph runs (run only by the store's owner)."""
         self.checkpoints = Checkpoints(self)
@@ -112,16 +110,15 @@ class Engine:
         disk: DiskSync,
         *,
         trust: Trust,
-        notify: Callable[[str], None],
+        editor: Editor,
         turn_function: TurnFunction | None = None,
-        presenter: Presenter | None = None,
-        listeners: Sequence[EventListener] = (),
-    ) -> Engine:
+    ) -> ProjectParts:
         """Open the store, load ``index`` from it, build and start the rest.
 
-        ``listeners`` see every event, start-up ones included (the editor's
-        ``remora/event`` stream). ``disk`` re-reads files for a follower.
+        ``editor`` is told of problems, asked agents' questions and sees every
+        event. ``disk`` re-reads files for a follower.
         """
+        notify = editor.notify
         database: Database | None = None
         if index.root is not None:
             max_mb = index.config.store.max_mb
@@ -130,7 +127,7 @@ class Engine:
                 on_problem=notify,
                 max_bytes=int(max_mb * 1024 * 1024) if max_mb else None,
             )
-        engine: Engine | None = None
+        engine: ProjectParts | None = None
         try:
             store = follower = None
             if database is not None:
@@ -148,10 +145,8 @@ class Engine:
                 store,
                 follower,
                 trust=trust,
-                notify=notify,
+                editor=editor,
                 turn_function=turn_function,
-                presenter=presenter,
-                listeners=listeners,
             )
             await engine.agents.start()
             await engine.swarm.start()

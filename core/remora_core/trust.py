@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import yaml
@@ -369,3 +369,67 @@ class Trust:
         if self.approvals is None:
             return False
         return await self.approvals.allowed(found, variable)
+
+
+# ---- who decides ------------------------------------------------------------------
+
+
+class TrustDecisions(Protocol):
+    """Who decides whether a project is trusted, as a door knows it.
+
+    The language server's (``remora_lsp/trust.py``) also takes the client's own
+    workspace trust and asks the person; without an editor
+    (:class:`RememberedTrust`) only the person's remembered answers count.
+    """
+
+    def describe(self, root: Path) -> dict[str, Any]:
+        """``{trusted, decided_by, wants, hosts}`` of the project at ``root``."""
+        ...
+
+    async def set(self, root: Path, trusted: bool) -> None:
+        """The person trusts ``root`` (or not): remember it and apply it."""
+        ...
+
+    async def revoke(self, root: Path) -> None:
+        """Forget every answer about ``root``: untrusted until asked again."""
+        ...
+
+
+class RememberedTrust:
+    """Decisions without an editor: the person's answers in :class:`TrustStore`.
+
+    Nobody is asked; an undecided project is untrusted, and a change applies
+    from the project's next start.
+    """
+
+    def __init__(self, store: TrustStore | None = None) -> None:
+        self.store = store or TrustStore()
+
+    def for_project(self, root: Path, model: ModelSettings) -> Trust:
+        """The trust of ``root`` whose person's model settings are ``model``;
+        the key goes to the person's own endpoint or one approved before.
+        """
+        found = origin(model.base_url)
+        return Trust(
+            trusted=self.store.get(root).trusted is True,
+            person_origins=frozenset({found} if found else ()),
+            approvals=KeyApprovals(root, self.store, None),
+        )
+
+    def describe(self, root: Path) -> dict[str, Any]:
+        """The remembered decision about ``root``."""
+        decision = self.store.get(root)
+        return {
+            "trusted": decision.trusted is True,
+            "decided_by": "undecided" if decision.trusted is None else "person",
+            "wants": "",
+            "hosts": {host_of(o): allowed for o, allowed in decision.hosts.items()},
+        }
+
+    async def set(self, root: Path, trusted: bool) -> None:
+        """Remember the answer."""
+        self.store.set_trusted(root, trusted)
+
+    async def revoke(self, root: Path) -> None:
+        """Forget every answer about ``root``."""
+        self.store.revoke(root)

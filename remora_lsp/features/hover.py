@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from remora_lsp.convert import card_markdown, needs_lines, to_range
-from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
@@ -28,18 +27,18 @@ def register(server: RemoraLanguageServer) -> None:
     async def hover(
         ls: RemoraLanguageServer, params: types.HoverParams
     ) -> types.Hover | None:
-        project, path = ls.projects.known(params.text_document.uri)
-        await loaded(project)
+        app, path = ls.projects.known(params.text_document.uri)
+        await app.loaded()
         position = params.position
-        node = project.node_at(path, position.line, position.character, ls.encoding)
+        node = app.nodes.at(path, position.line, position.character, ls.encoding)
         on_header = node is not None and (
             node.span.start_line <= position.line <= node.name_span.end_line
         )
         if node is None or not on_header:
             return None
         needed = needs_lines([node.name_span], ls.encoding)
-        lines = project.line_index(path) if needed else None
-        card = await ls.app(project).nodes.card(node, RECENT_EVENTS)
+        lines = app.documents.lines(path) if needed else None
+        card = await app.nodes.card(node, RECENT_EVENTS)
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,

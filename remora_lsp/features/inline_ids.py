@@ -10,30 +10,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from remora_core.index.inline_ids import missing_id_comments
-from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
-    from remora_core.project import Project
+    from remora_core.front.app import RemoraApp
 
     from remora_lsp.server import RemoraLanguageServer
 
 
 def inline_id_action(
-    ls: RemoraLanguageServer, project: Project, path: str
+    ls: RemoraLanguageServer, app: RemoraApp, path: str
 ) -> types.CodeAction | None:
     """The action adding every missing id comment of ``path``, if any."""
-    if not project.config.ids.inline_comments:
+    missing = app.documents.missing_ids(path)
+    document = app.documents.get(path)
+    if missing is None or document is None:
         return None
-    document = project.documents.get(path)
-    file_node = project.graph.file_node(path)
-    if document is None or file_node is None or file_node.status != NodeStatus.ACTIVE:
-        return None
-    insertions = missing_id_comments(
-        document.text, project.graph.file_nodes(path), document.lines
-    )
-    if not insertions:
-        return None
+    version, insertions = missing
     lines = document.lines
     edits = []
     for offset, text in insertions:
@@ -41,7 +33,7 @@ def inline_id_action(
         at = types.Position(line=line, character=character)
         edits.append(types.TextEdit(range=types.Range(start=at, end=at), new_text=text))
     identifier = types.OptionalVersionedTextDocumentIdentifier(
-        uri=ls.projects.uri(project, path), version=document.version
+        uri=ls.projects.uri(app, path), version=version
     )
     count = len(insertions)
     return types.CodeAction(

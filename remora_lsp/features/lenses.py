@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from remora_lsp.convert import needs_lines, to_range
-from remora_lsp.projects import loaded
 
 if TYPE_CHECKING:
+    from remora_core.front.app import RemoraApp
     from remora_core.model import CodeNode
-    from remora_core.project import Project
     from remora_core.review.proposals import Proposal
 
     from remora_lsp.server import RemoraLanguageServer
@@ -40,9 +39,9 @@ def lens_command(node: CodeNode, pending: int) -> types.Command:
     )
 
 
-def proposal_lens_command(proposal: Proposal) -> types.Command:
+def proposal_lens_command(app: RemoraApp, proposal: Proposal) -> types.Command:
     """The command (and title) of a pending proposal's lens."""
-    checks = " · ".join(check.summary() for check in proposal.checks)
+    checks = app.proposals.checks_line(proposal)
     return types.Command(
         title=f"Remora proposal: {checks or 'nothing checked'}",
         command="remora.proposal.diff",
@@ -50,27 +49,17 @@ def proposal_lens_command(proposal: Proposal) -> types.Command:
     )
 
 
-def _pending(
-    ls: RemoraLanguageServer, project: Project, node_id: str
-) -> list[Proposal]:
-    """The node's pending proposals (none before the project started)."""
-    app = ls.app(project)
-    return app.proposals.pending(node_id=node_id) if app.started else []
-
-
-def _proposal_lenses(
-    ls: RemoraLanguageServer, project: Project, nodes: list[CodeNode]
-) -> list[types.CodeLens]:
+def _proposal_lenses(app: RemoraApp, nodes: list[CodeNode]) -> list[types.CodeLens]:
     """One lens per pending proposal, on the line under its node's name."""
     lenses = []
     for node in nodes:
         line = min(node.name_span.start_line + 1, node.span.end_line)
-        for proposal in _pending(ls, project, node.id):
+        for proposal in app.proposals.pending(node_id=node.id):
             where = types.Position(line=line, character=0)
             lenses.append(
                 types.CodeLens(
                     range=types.Range(start=where, end=where),
-                    command=proposal_lens_command(proposal),
+                    command=proposal_lens_command(app, proposal),
                 )
             )
     return lenses
@@ -93,13 +82,13 @@ def register(server: RemoraLanguageServer) -> None:
     async def code_lens(
         ls: RemoraLanguageServer, params: types.CodeLensParams
     ) -> list[types.CodeLens] | None:
-        project, path = ls.projects.known(params.text_document.uri)
-        await loaded(project)
-        nodes = project.outline(path)
+        app, path = ls.projects.known(params.text_document.uri)
+        await app.loaded()
+        nodes = app.nodes.outline(path)
         if not nodes:
             return None
         spans = [n.name_span for n in nodes]
-        lines = project.line_index(path) if needs_lines(spans, ls.encoding) else None
+        lines = app.documents.lines(path) if needs_lines(spans, ls.encoding) else None
         resolve = _can_resolve(ls)
         return [
             *(
@@ -108,11 +97,13 @@ def register(server: RemoraLanguageServer) -> None:
                     data={"node_id": node.id, "uri": params.text_document.uri},
                     command=None
                     if resolve
-                    else lens_command(node, len(_pending(ls, project, node.id))),
+                    else lens_command(
+                        node, len(app.proposals.pending(node_id=node.id))
+                    ),
                 )
                 for node in nodes
             ),
-            *_proposal_lenses(ls, project, nodes),
+            *_proposal_lenses(app, nodes),
         ]
 
     @server.feature(types.CODE_LENS_RESOLVE)
@@ -121,10 +112,10 @@ def register(server: RemoraLanguageServer) -> None:
     ) -> types.CodeLens:
         data: Any = lens.data if isinstance(lens.data, dict) else {}
         node_id = data.get("node_id")
-        for project in ls.projects:
-            node = project.graph.get(node_id) if isinstance(node_id, str) else None
+        for app in ls.projects:
+            node = app.nodes.get(node_id) if isinstance(node_id, str) else None
             if node is not None:
-                pending = len(_pending(ls, project, node.id))
+                pending = len(app.proposals.pending(node_id=node.id))
                 lens.command = lens_command(node, pending)
                 return lens
         lens.command = types.Command(title="remora · node no longer exists", command="")

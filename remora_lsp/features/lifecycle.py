@@ -11,7 +11,9 @@
   index the workspace (with work-done progress when supported); then asks
   whether to trust a repository that needs it, or says why it is untrusted.
 - ``workspace/didChangeConfiguration`` re-reads settings and restarts the
-  projects whose effective settings changed (a warm start, ids kept).
+  projects whose effective settings changed (a warm start, ids kept): a
+  fresh :class:`~remora_core.front.app.RemoraApp` carrying the open documents
+  replaces the old one, which closes first (it gives up the store's lock).
 - ``shutdown`` writes everything pending and closes every store and worker
   pool, so ``exit`` ends the process at once.
 - A project whose store another server owned (it served it read-only) is
@@ -30,27 +32,25 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from remora_core.config import describe_problems, load_settings, merge
-from remora_core.project import Project
+from remora_core.front.app import RemoraApp
+from remora_core.front.locations import uri_path
 
 from remora_lsp.convert import encoding_of
-from remora_lsp.editor import ControlEditor
-from remora_lsp.features.agents import follow_runs, install_presenter
-from remora_lsp.features.events import forward_events
-from remora_lsp.features.graphs import follow_graphs
-from remora_lsp.features.proposals import follow_proposals
+from remora_lsp.editor import ControlEditor, LspEditor
+from remora_lsp.event_views import event_views
 from remora_lsp.logs import forward_to_client
-from remora_lsp.progress import LspProgress, supports_progress
-from remora_lsp.projects import uri_to_path
 from remora_lsp.trust import client_trust
 
 if TYPE_CHECKING:
+    from remora_core.config import RemoraConfig
+    from remora_core.index.documents import OpenDocument
+    from remora_core.trust import Trust
+
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
 
 PARENT_CHECK_S = 5.0
-GRAPH_POLL_S = 0.5
-"""How often to look whether a project's graph finished loading."""
 EXIT_GRACE_S = 10.0
 
 
@@ -65,60 +65,67 @@ def _folders(params: types.InitializeParams) -> list[Path]:
     uris = [folder.uri for folder in params.workspace_folders or []]
     if not uris and params.root_uri:
         uris = [params.root_uri]
-    roots = [uri_to_path(uri) for uri in uris]
+    roots = [uri_path(uri) for uri in uris]
     if not uris and params.root_path:
         roots = [Path(params.root_path)]
     return [root for root in roots if root is not None and root.is_dir()]
 
 
-def make_project(
-    ls: RemoraLanguageServer, root: Path, settings: dict[str, Any] | None
-) -> tuple[Project, list[str]]:
-    """A project for ``root`` with its effective settings, and their problems."""
-    loaded = load_settings(root, settings)
-    trust = ls.trust.for_project(root, loaded)
-    progress = (lambda: LspProgress(ls)) if supports_progress(ls) else None
-    project = Project(
+def make_app(
+    ls: RemoraLanguageServer,
+    root: Path | None,
+    config: RemoraConfig,
+    *,
+    trust: Trust | None = None,
+    documents: dict[str, OpenDocument] | None = None,
+) -> RemoraApp:
+    """An app for ``root`` whose editor is this one over LSP (not started)."""
+    editor = LspEditor(ls, root, event_views(ls, root))
+    return RemoraApp(
         root,
-        loaded.config(trust.trusted),
-        notify=ls.tell_user,
-        progress=progress,
+        config,
+        editor,
         trust=trust,
-        on_owner_gone=lambda: ls.run_task(_take_over(ls, root), name="take over"),
+        decisions=ls.trust,
+        on_owner_gone=(
+            (lambda: ls.run_task(_take_over(ls, root), name="take over"))
+            if root is not None
+            else None
+        ),
+        documents=documents,
     )
-    attach(ls, project)
-    return project, loaded.problems
+
+
+def make_folder_app(
+    ls: RemoraLanguageServer,
+    root: Path,
+    documents: dict[str, OpenDocument] | None = None,
+) -> tuple[RemoraApp, list[str]]:
+    """The app of a workspace folder with its effective settings and trust
+    (not started), and the settings' problems.
+    """
+    loaded = load_settings(root, ls.editor_settings)
+    trust = ls.trust.for_project(root, loaded)
+    config = loaded.config(trust.trusted)
+    return make_app(ls, root, config, trust=trust, documents=documents), loaded.problems
 
 
 async def _take_over(ls: RemoraLanguageServer, root: Path) -> None:
     """The server that owned ``root``'s store stopped: own it now."""
-    project = ls.projects.by_root.get(root)
-    if project is None or project.closed:
+    app = ls.projects.by_root.get(root)
+    if app is None or app.closed:
         return
-    owner = project.store_owner
-    fresh = await restart_project(ls, root)
-    if fresh is None:
+    owner = app.owner
+    fresh = await restart_app(ls, root)
+    if fresh is None or not await fresh.ready():
         return
-    if not await fresh.ready():
-        return
-    if not fresh.following:
-        who = owner.describe() if owner is not None else "another process"
+    if not fresh.read_only:
         ls.tell_user(
-            f"Remora: the server that owned the store of {root.name} ({who}) "
-            "stopped; this server owns it now (agents run here).",
+            f"Remora: the server that owned the store of {root.name} "
+            f"({owner or 'another process'}) stopped; this server owns it now "
+            "(agents run here).",
             types.MessageType.Info,
         )
-
-
-def attach(ls: RemoraLanguageServer, project: Project) -> None:
-    """Connect a project (before it starts) to the editor: its events, the
-    progress of its runs, its proposals as diagnostics.
-    """
-    forward_events(ls, project)
-    follow_runs(ls, project)
-    follow_proposals(ls, project)
-    follow_graphs(ls, project)
-    install_presenter(ls, project)
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -127,14 +134,13 @@ def register(server: RemoraLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RemoraLanguageServer, params: types.InitializeParams) -> None:
         ls.encoding = encoding_of(ls.workspace.position_encoding)
-        attach(ls, ls.projects.loose)
         ls.trust.client = client_trust(params.initialization_options)
         ls.initialization_settings = _editor_settings(params.initialization_options)
         ls.editor_settings = ls.initialization_settings
-        _configure_loose(ls, restart=False)
+        ls.projects.loose = make_app(ls, None, _loose_config(ls))
         for root in _folders(params):
-            project, _problems = make_project(ls, root, ls.editor_settings)
-            ls.projects.add(project)  # problems are shown once the session is up
+            app, _problems = make_folder_app(ls, root)
+            ls.projects.add(app)  # problems are shown once the session is up
         log.info(
             "initialized for %s, position encoding %s",
             [str(r) for r in ls.projects.by_root] or "no folder",
@@ -148,10 +154,10 @@ def register(server: RemoraLanguageServer) -> None:
         forward_to_client(ls)
         await _pull_settings(ls, restart=False)
         await _watch_files(ls)
-        for project in ls.projects:
-            started = ls.run_task(_start(ls, project), name=f"start {project.root}")
-            if project.root is not None:
-                ls.starting[project.root] = started
+        for app in ls.projects:
+            started = ls.run_task(_start(ls, app), name=f"start {app.root}")
+            if app.root is not None:
+                ls.starting[app.root] = started
         for root in list(ls.projects.by_root):
             ls.trust.review(root)
         if ls.process_id:
@@ -194,45 +200,47 @@ async def close_everything(ls: RemoraLanguageServer) -> None:
 
 
 async def _close(ls: RemoraLanguageServer) -> None:
-    await asyncio.gather(
-        *(project.close() for project in ls.projects), return_exceptions=True
-    )
+    await asyncio.gather(*(app.close() for app in ls.projects), return_exceptions=True)
     await ls.tasks.close()
 
 
-async def _start(ls: RemoraLanguageServer, project: Project) -> None:
-    """Start a project, then move the start-up heap out of the collector's way.
+async def _start(ls: RemoraLanguageServer, app: RemoraApp) -> None:
+    """Start an app, then move the start-up heap out of the collector's way.
 
     A large project leaves hundreds of thousands of long-lived objects; freezing
     them keeps full garbage collections (latency spikes while typing) short.
     """
-    await project.start()
-    if project.root is None:
+    await app.start()
+    if app.root is None:
         return  # files outside every folder: nothing was built
-    if not project.following and not project.closed:
+    if not app.read_only and not app.closed:
         # Imported here: the control socket (and every command it serves) is
         # not needed before the workspace is indexed.
         from remora_cli.control.server import serve_control
 
-        # Lives as long as the project: closing it removes the socket.
-        project.watchers.spawn(
-            serve_control(ls.app(project), ControlEditor(ls, project)),
+        # Lives as long as the app: closing it removes the socket.
+        app.keep(
+            serve_control(app, ControlEditor(_lsp_editor(app), app)),
             name="control socket",
         )
     gc.collect()
     gc.freeze()
-    if not project.graph.complete:
-        ls.run_task(_freeze_when_loaded(project), name="freeze the graph")
+    ls.run_task(_freeze_when_loaded(app), name="freeze the graph")
 
 
-async def _freeze_when_loaded(project: Project) -> None:
+def _lsp_editor(app: RemoraApp) -> LspEditor:
+    editor = app.editor
+    assert isinstance(editor, LspEditor)  # every app of this server has one
+    return editor
+
+
+async def _freeze_when_loaded(app: RemoraApp) -> None:
     """Freeze a lazily loaded graph too, once its background load is done
-    (``core/remora_core/store/graph_loading.py``): like the start-up heap, it
+    (``core/remora_core/index/graph_loading.py``): like the start-up heap, it
     lives as long as the project, and full collections need not walk it.
     """
-    while not project.graph.complete and not project.closed:
-        await asyncio.sleep(GRAPH_POLL_S)
-    if not project.closed:
+    await app.graph_complete()
+    if not app.closed:
         gc.freeze()
 
 
@@ -255,84 +263,67 @@ async def _pull_settings(ls: RemoraLanguageServer, *, restart: bool) -> None:
         except Exception as error:
             log.info("workspace/configuration failed: %s", error)
     problems: list[str] = []
-    await _configure_loose_now(ls, restart)
-    for root, project in list(ls.projects.by_root.items()):
+    await _reconfigure_loose(ls, restart)
+    for root, app in list(ls.projects.by_root.items()):
         loaded = load_settings(root, ls.editor_settings)
         problems += [f"{root.name}: {p}" for p in loaded.problems]
         for message in loaded.refused:
             ls.tell_user(message)
         trust = ls.trust.for_project(root, loaded)
-        config = loaded.config(trust.trusted)
-        if config == project.config and (trust.trusted, trust.person_origins) == (
-            project.trust.trusted,
-            project.trust.person_origins,
-        ):
+        if app.same_settings(loaded.config(trust.trusted), trust):
             continue
-        if not restart:
-            project.reconfigure(config, trust)
+        if not restart:  # not started yet: a fresh app takes its documents
+            fresh, _ = make_folder_app(ls, root, app.documents.carried())
+            ls.projects.add(fresh)
+            await app.close()
             continue
         log.info("settings of %s changed: restarting its project", root)
-        await restart_project(ls, root)
+        await restart_app(ls, root)
     if problems:
         ls.tell_user(describe_problems(problems))
 
 
-async def restart_project(ls: RemoraLanguageServer, root: Path) -> Project | None:
-    """Replace the project of ``root`` by one with the current settings and
-    trust (a warm start: ids are kept, open documents carried over); the fresh
-    one, None if ``root`` has no project.
+async def restart_app(ls: RemoraLanguageServer, root: Path) -> RemoraApp | None:
+    """Replace the app of ``root`` by one with the current settings and trust
+    (a warm start: ids are kept, open documents carried over); the fresh one,
+    None if ``root`` has no app.
     """
     starting = ls.starting.get(root)
     if starting is not None and not starting.done():
         # Two stores of one project opening at once race in their migrations.
         await asyncio.wait([starting])
-    project = ls.projects.by_root.get(root)
-    if project is None:
+    app = ls.projects.by_root.get(root)
+    if app is None:
         return None
-    fresh, _ = make_project(ls, root, ls.editor_settings)
-    fresh.carry_documents(project)
+    fresh, _ = make_folder_app(ls, root, app.documents.carried())
     ls.projects.add(fresh)
-    await project.close()  # gives up the store's lock before the fresh one opens it
+    await app.close()  # gives up the store's lock before the fresh one opens it
     ls.starting[root] = ls.run_task(_start(ls, fresh), name=f"restart {root}")
     if ls.polling:
         _poll(ls, fresh)
     return fresh
 
 
-def _loose_config(ls: RemoraLanguageServer):
+def _loose_config(ls: RemoraLanguageServer) -> RemoraConfig:
     """The settings of files outside every workspace folder: the person's own
     (their settings file and the editor's), as no repository is involved.
     """
     return load_settings(None, ls.editor_settings).config(True)
 
 
-def _configure_loose(ls: RemoraLanguageServer, *, restart: bool) -> bool:
-    """Give the loose project the person's settings before it starts; whether
-    it must be restarted to take them (it had started with others).
+async def _reconfigure_loose(ls: RemoraLanguageServer, restart: bool) -> None:
+    """Give the loose app the person's current settings: a fresh app carrying
+    its open documents replaces it (started if the old one was).
     """
-    loose = ls.projects.loose
-    config = _loose_config(ls)
-    if config == loose.config:
-        return False
-    if loose.started or loose.closed:
-        return restart
-    loose.reconfigure(config)
-    return False
-
-
-async def _configure_loose_now(ls: RemoraLanguageServer, restart: bool) -> None:
-    """Apply changed settings to the loose project, restarting it if it runs
-    (its open documents are carried over, as for a workspace folder).
-    """
-    if not _configure_loose(ls, restart=restart):
-        return
     old = ls.projects.loose
-    fresh = Project(None, _loose_config(ls), notify=ls.tell_user)
-    fresh.carry_documents(old)
-    attach(ls, fresh)
+    config = _loose_config(ls)
+    if config == old.config:
+        return
+    fresh = make_app(ls, None, config, documents=old.documents.carried())
     ls.projects.loose = fresh
     await old.close()
-    ls.run_task(_start(ls, fresh), name="restart loose files")
+    if restart:
+        ls.run_task(_start(ls, fresh), name="restart loose files")
 
 
 async def _watch_files(ls: RemoraLanguageServer) -> None:
@@ -361,14 +352,12 @@ async def _watch_files(ls: RemoraLanguageServer) -> None:
         except Exception as error:
             log.warning("the editor refused to watch files (%s); polling", error)
     ls.polling = True
-    for project in ls.projects.by_root.values():
-        _poll(ls, project)
+    for app in ls.projects.by_root.values():
+        _poll(ls, app)
 
 
-def _poll(ls: RemoraLanguageServer, project: Project) -> None:
-    interval = project.config.discovery.poll_interval_ms / 1000
-    if interval > 0:
-        ls.run_task(project.disk.poll(interval), name=f"poll {project.root}")
+def _poll(ls: RemoraLanguageServer, app: RemoraApp) -> None:
+    ls.run_task(app.files.poll(), name=f"poll {app.root}")
 
 
 async def _watch_parent(ls: RemoraLanguageServer, pid: int) -> None:

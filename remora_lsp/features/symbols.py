@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from remora_lsp.convert import document_symbols, needs_lines, symbol_information
-from remora_lsp.projects import loaded
 from remora_lsp.protocol import PlainJson
 
 if TYPE_CHECKING:
@@ -29,16 +28,15 @@ def register(server: RemoraLanguageServer) -> None:
     async def document_symbol(
         ls: RemoraLanguageServer, params: types.DocumentSymbolParams
     ) -> PlainJson | None:
-        project, path = ls.projects.known(params.text_document.uri)
-        await loaded(project)
-        nodes = project.outline(path)
-        if nodes is None and not project.indexed.is_set():
-            await project.until(project.indexed)
-            nodes = project.outline(path)
+        app, path = ls.projects.known(params.text_document.uri)
+        await app.loaded()
+        nodes = app.nodes.outline(path)
+        if nodes is None and await app.indexed():
+            nodes = app.nodes.outline(path)
         if nodes is None:
             return None
         spans = [s for n in nodes for s in (n.span, n.name_span)]
-        lines = project.line_index(path) if needs_lines(spans, ls.encoding) else None
+        lines = app.documents.lines(path) if needs_lines(spans, ls.encoding) else None
         return PlainJson(document_symbols(nodes, ls.encoding, lines))
 
     @server.feature(types.WORKSPACE_SYMBOL)
@@ -46,15 +44,15 @@ def register(server: RemoraLanguageServer) -> None:
         ls: RemoraLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation] | None:
         found = []
-        for project in await ls.projects.all_loaded():
-            lines = cache(project.line_index)
-            for node in project.search(params.query, WORKSPACE_SYMBOL_LIMIT):
-                parent = project.graph.get(node.parent_id) if node.parent_id else None
+        for app in await ls.projects.all_loaded():
+            lines = cache(app.documents.lines)
+            for node in app.nodes.search(params.query, WORKSPACE_SYMBOL_LIMIT):
+                parent = app.nodes.get(node.parent_id) if node.parent_id else None
                 container = parent.qualified_name if parent else None
                 found.append(
                     symbol_information(
                         node,
-                        ls.projects.uri(project, node.file_path),
+                        ls.projects.uri(app, node.file_path),
                         ls.encoding,
                         lines,
                         container,

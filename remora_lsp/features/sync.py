@@ -13,11 +13,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.index.documents import TextChange
 
-from remora_lsp.features.proposals import publish
+from remora_lsp.features.proposals import show_proposals
 
 if TYPE_CHECKING:
-    from remora_core.project import Project
-
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
@@ -34,13 +32,6 @@ def _change(change: types.TextDocumentContentChangeEvent) -> TextChange:
     return TextChange(change.text)
 
 
-def _show_proposals(ls: RemoraLanguageServer, project: Project, path: str) -> None:
-    """Keep pending proposals' diagnostics on their (possibly moved) lines."""
-    app = ls.app(project)
-    if app.started and app.proposals.pending(path=path):
-        publish(ls, project, path)
-
-
 def register(server: RemoraLanguageServer) -> None:
     """Register the synchronisation handlers."""
 
@@ -53,39 +44,39 @@ def register(server: RemoraLanguageServer) -> None:
             PYTHON_SUFFIXES
         ):
             return
-        project, path = ls.projects.locate(document.uri)
-        project.open_document(path, document.version, document.text)
-        _show_proposals(ls, project, path)
+        app, path = ls.projects.locate(document.uri)
+        app.documents.open(path, document.version, document.text)
+        show_proposals(ls, app, path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(
         ls: RemoraLanguageServer, params: types.DidChangeTextDocumentParams
     ) -> None:
-        project, path = ls.projects.locate(params.text_document.uri)
-        if path not in project.documents:
+        app, path = ls.projects.locate(params.text_document.uri)
+        if app.documents.get(path) is None:
             log.warning(
                 "ignoring a change to %s: it was never opened",
                 params.text_document.uri,
             )
             return
-        project.change_document(
+        app.documents.change(
             path,
             params.text_document.version,
             [_change(change) for change in params.content_changes],
             ls.encoding,
         )
-        _show_proposals(ls, project, path)
+        show_proposals(ls, app, path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(
         ls: RemoraLanguageServer, params: types.DidSaveTextDocumentParams
     ) -> None:
-        project, path = ls.projects.locate(params.text_document.uri)
-        project.save_document(path)
+        app, path = ls.projects.locate(params.text_document.uri)
+        app.documents.save(path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(
         ls: RemoraLanguageServer, params: types.DidCloseTextDocumentParams
     ) -> None:
-        project, path = ls.projects.locate(params.text_document.uri)
-        project.close_document(path)
+        app, path = ls.projects.locate(params.text_document.uri)
+        app.documents.close(path)

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from remora_core.events.models import HumanChat
-from remora_core.project import Project
 from remora_core.trust import Trust
 
 from remora_lsp.testing.model_server import ModelServer
 from tests.core.swarm_support import TIMEOUT, all_events, node, quiet, settings
+from tests.project_harness import Project
 
 SHOP = '''"""A tiny shop."""
 

@@ -18,7 +18,8 @@ from remora_core.index.codegraph import CodeGraph
 from remora_core.index.identity import is_node_id, new_id
 from remora_core.index.updates import apply_extraction, move_file, orphan_file
 from remora_core.model import NodeKind, NodeStatus
-from remora_core.project import Project
+
+from tests.project_harness import Project
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -427,7 +428,8 @@ async def test_a_rename_while_running_is_stored_under_the_new_path(workspace):
     import sqlite3
 
     from remora_core.config import RemoraConfig
-    from remora_core.project import Project
+
+    from tests.project_harness import Project
 
     project = Project(workspace, RemoraConfig())
     await project.start()

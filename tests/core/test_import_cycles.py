@@ -20,7 +20,7 @@ What counts as an import (decided here, for the whole code base):
   named in a signature is a module a reader (and a type checker) must follow,
   and "A holds a B, B's methods take an A" is the circle this test is about.
   A part that needs to name its owner names a protocol of what it uses instead
-  (``project_port.ProjectPort``, ``swarm.turns.Swarm``, ``trust.Server``).
+  (``parts_port.PartsPort``, ``swarm.turns.Swarm``, ``trust.Server``).
 
 Before this test (issue 13), under these rules: ``remora_core`` had 2 cycles
 covering 7 of its 76 modules (``project``/``disk``/``following``/

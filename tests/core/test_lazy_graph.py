@@ -22,8 +22,9 @@ from remora_core.index.codegraph import CodeGraph
 from remora_core.index.graph_loading import fill_graph, open_graph
 from remora_core.index.updates import apply_extraction
 from remora_core.model import AgentStatus, EdgeKind, NodeKind
-from remora_core.project import Project
 from remora_core.store import Database, NodeStore
+
+from tests.project_harness import Project
 
 if TYPE_CHECKING:
     from collections.abc import Callable

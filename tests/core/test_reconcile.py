@@ -23,7 +23,6 @@ from remora_core.index.code_index import CodeIndex
 from remora_core.index.documents import TextChange
 from remora_core.index.indexer import Scan, scan, stat_sources
 from remora_core.model import AgentStatus, NodeStatus
-from remora_core.project import Project
 from remora_core.text import PositionEncoding
 
 from tests.core.swarm_support import (
@@ -34,6 +33,7 @@ from tests.core.swarm_support import (
     quiet,
     settings,
 )
+from tests.project_harness import Project
 
 A_SOURCE = """\
 def alpha():

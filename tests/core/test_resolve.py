@@ -15,7 +15,8 @@ from remora_core.config import validate
 from remora_core.discovery.references import ImportRef
 from remora_core.index.resolve import ModuleMap, module_name
 from remora_core.model import CodeNode, EdgeKind
-from remora_core.project import Project
+
+from tests.project_harness import Project
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

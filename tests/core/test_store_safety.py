@@ -24,13 +24,13 @@ import sqlite3
 
 from remora_core.events.models import HumanChat
 from remora_core.events.store import EventStore
-from remora_core.project import Project
 from remora_core.store import Database
 from remora_core.store.migrations import LATEST_VERSION
 from remora_core.store.ownership import OwnerInfo, StoreLock
 from remora_core.store.rebuild import rebuild_if_gone
 
 from tests.core.swarm_support import node, settings
+from tests.project_harness import Project
 
 
 def chat(n: int) -> HumanChat:

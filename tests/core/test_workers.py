@@ -15,7 +15,8 @@ import time
 
 import pytest
 from remora_core.config import validate
-from remora_core.project import Project
+
+from tests.project_harness import Project
 
 
 async def _no_children(timeout: float = 20.0) -> list:

@@ -20,7 +20,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from remora_core.config import validate
-from remora_core.project import Project
+
+from tests.project_harness import Project
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +33,7 @@ import asyncio, sys
 from pathlib import Path
 import remora_core.index.disk as disk
 from remora_core.config import validate
-from remora_core.project import Project
+from tests.project_harness import Project
 from remora_core.store.nodes import NodeStore
 
 disk.SAVE_EARLY = 3  # many small rounds
@@ -106,6 +107,7 @@ def test_a_first_index_killed_midway_is_completed_exactly(tmp_path):
     shutil.copytree(root, tmp_path / "reference")
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_AFTER_FIRST_WHOLE_FILE, str(root)],
+        cwd=Path(__file__).resolve().parents[2],  # tests.project_harness
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )

@@ -33,6 +33,8 @@ import signal
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests.project_harness
+
 from remora_core.config import RemoraConfig
 from remora_core.events.models import (
     AgentMessage,
@@ -44,8 +46,9 @@ from remora_core.events.models import (
 from remora_core.events.store import StoredEvent
 from remora_core.events.subscriptions import Pattern
 from remora_core.model import NodeStatus
-from remora_core.project import Project
 from remora_core.swarm.turns import Turn, TurnFunction
+
+from tests.project_harness import Project
 
 SOURCE = '''"""A small module for the crash test."""
 

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core import __version__
 from remora_core.front import commands
-from remora_core.front.errors import FrontError, InvalidArguments, NotOwner, error_data
+from remora_core.front.errors import (
+    FrontError,
+    InvalidArguments,
+    error_code,
+    error_data,
+)
+from remora_core.front.table import Door
 
 from remora_cli.control import wire
 
@@ -99,17 +105,11 @@ class Connection:
                 return
             result = await self._call(method, params)
         except FrontError as problem:
-            code = (
-                wire.REQUEST_FAILED
-                if isinstance(problem, NotOwner)
-                else (
-                    wire.INVALID_PARAMS
-                    if isinstance(problem, InvalidArguments)
-                    else wire.REQUEST_FAILED
-                )
-            )
             await self._answer(
-                request_id, error=wire.error(code, str(problem), error_data(problem))
+                request_id,
+                error=wire.error(
+                    error_code(problem), str(problem), error_data(problem)
+                ),
             )
         except (ConnectionError, asyncio.CancelledError):
             raise
@@ -130,7 +130,7 @@ class Connection:
                 "version": __version__,
                 "read_only": self.app.read_only,
             }
-        return await commands.call(self.app, method, params, self.editor)
+        return await commands.call(self.app, method, params, Door(self.editor))
 
     async def _answer(
         self, request_id: Any, *, result: Any = None, error: Any = None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from remora_core.config import load_settings
 from remora_core.front.app import RemoraApp
 from remora_core.front.disk_editor import DiskEditor
-from remora_core.trust import KeyApprovals, Trust, TrustStore, origin
+from remora_core.trust import RememberedTrust
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,14 +29,12 @@ async def open_local_app(root: Path) -> RemoraApp:
     settings = load_settings(root)
     for problem in settings.problems:
         log.warning("%s", problem)
-    store = TrustStore()
-    trusted = store.get(root).trusted is True
-    found = origin(settings.person_model.base_url)
-    trust = Trust(
-        trusted=trusted,
-        person_origins=frozenset({found} if found else ()),
-        approvals=KeyApprovals(root, store, None),
-    )
+    decisions = RememberedTrust()
+    trust = decisions.for_project(root, settings.person_model)
     return await RemoraApp.open(
-        root, settings.config(trusted), DiskEditor(root), trust=trust
+        root,
+        settings.config(trust.trusted),
+        DiskEditor(root),
+        trust=trust,
+        decisions=decisions,
     )

@@ -114,6 +114,11 @@ class Questions:
         if answer is not None:
             self.respond(question.id, answer)
 
+    def waiting(self, question_id: str) -> bool:
+        """Whether the question is asked and not answered yet."""
+        entry = self.pending.get(question_id)
+        return entry is not None and not entry[1].done()
+
     def respond(self, question_id: str, answer: str) -> bool:
         """Answer a pending question; False if there is no such question."""
         entry = self.pending.get(question_id)

@@ -31,6 +31,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from remora_core.review.decisions import NotApplicable
+from remora_core.review.edits import FileEdit
 
 if TYPE_CHECKING:
     from remora_core.editor import Editor
@@ -81,7 +82,9 @@ async def _apply(review: Review, editor: Editor, proposal: Proposal) -> str | No
     # it accepted (not stale).
     await review.expect(planned)
     try:
-        result = await editor.apply(planned)
+        result = await editor.apply(
+            [FileEdit.of(planned)], f"Remora: accept {planned.proposal_id}"
+        )
     except Exception as error:  # the editor answered with an error
         reason = f"the editor could not apply the edit: {error}"
     else:

@@ -9,9 +9,9 @@ from the table. Lines and characters are 0-based, as in LSP.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 
 class NodeRef(TypedDict):

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from remora_core.history.attribution import attribution_json, trailers
 
 if TYPE_CHECKING:
-    from remora_core.project import Project
+    from remora_core.front.startup import Startup
+    from remora_core.index.code_index import CodeIndex
 
 log = logging.getLogger(__name__)
 
@@ -22,21 +23,24 @@ log = logging.getLogger(__name__)
 class Attribution:
     """Attribution of one project's lines to agents."""
 
-    def __init__(self, project: Project) -> None:
-        self._project = project
+    def __init__(self, index: CodeIndex, startup: Startup) -> None:
+        self._index = index
+        self._startup = startup
 
     async def ranges(self, path: str) -> list[dict[str, Any]] | None:
         """Attributed line ranges of ``path`` (0-based lines); None when the
         file cannot be read.
         """
-        text = self._project.index.read_text(path)
+        parts = await self._startup.parts()
+        text = self._index.read_text(path)
         if text is None:
             return None
-        return await attribution_json(self._project.database, path, text)
+        return await attribution_json(parts.database, path, text)
 
     async def trailers(self) -> list[str]:
         """Commit trailers of accepted proposals not yet in a commit."""
-        project = self._project
-        if project.root is None:
+        parts = await self._startup.parts()
+        root = self._index.root
+        if root is None:
             return []
-        return await trailers(project.root, project.database, project.index.read_text)
+        return await trailers(root, parts.database, self._index.read_text)

@@ -78,17 +78,13 @@ async def checkpoint_create(app: RemoraApp, a: LabelArgs, door: Door) -> Any:
     return {"checkpoint_id": await app.checkpoints.create(a.label)}
 
 
-@command(
-    "remora.checkpoint.list", NoArgs, list[answers.CheckpointRow], Route.WORKSPACE
-)
+@command("remora.checkpoint.list", NoArgs, list[answers.CheckpointRow], Route.WORKSPACE)
 async def checkpoint_list(app: RemoraApp, a: NoArgs, door: Door) -> Any:
     """Checkpoints, newest first."""
     return await app.checkpoints.list()
 
 
-@command(
-    "remora.checkpoint.restore", CheckpointArgs, answers.Restored, Route.WORKSPACE
-)
+@command("remora.checkpoint.restore", CheckpointArgs, answers.Restored, Route.WORKSPACE)
 async def checkpoint_restore(app: RemoraApp, a: CheckpointArgs, door: Door) -> Any:
     """Bring agents' state back (never project files); which files differ."""
     return await app.checkpoints.restore(a.checkpoint_id)

@@ -64,7 +64,12 @@ def find(name: str) -> Command:
 async def call(
     app: RemoraApp, name: str, arguments: Any, door: Door | None = None
 ) -> Any:
-    """Run the command ``name`` with ``arguments`` on ``app``; its JSON answer."""
+    """Run the command ``name`` with ``arguments`` on ``app``; its JSON answer.
+
+    It waits until the project's stored graph is loaded (a command sent
+    during start-up is answered once the ids are known).
+    """
     entry = find(name)
     parsed = parse(entry.arguments, arguments, name)
+    await app.loaded()
     return await entry.handler(app, parsed, door or Door())

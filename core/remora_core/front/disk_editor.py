@@ -33,9 +33,12 @@ from typing import TYPE_CHECKING
 from remora_core.editor import Applied
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from remora_core.agents.questions import Question
+    from remora_core.events.store import StoredEvent
     from remora_core.progress import ProgressSink
-    from remora_core.review.decisions import PlannedEdit
+    from remora_core.review.edits import FileEdit
 
 log = logging.getLogger(__name__)
 
@@ -71,29 +74,31 @@ class DiskEditor:
         self.root = root
         self.told: list[str] = []
 
-    async def apply(self, planned: PlannedEdit) -> Applied:
-        """Write the edit atomically and read it back."""
-        path = self.root / planned.path
-        new_bytes = planned.new_text.encode("utf-8")
-        after = (
-            planned.before[: planned.start_byte]
-            + new_bytes
-            + planned.before[planned.end_byte :]
-        )
+    async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
+        """Write every file atomically and read each back; nothing is written
+        when one of them changed on disk since its edits were planned.
+        """
         try:
-            current = await asyncio.to_thread(path.read_bytes)
-            if current != planned.before:
-                return Applied(False, f"{planned.path} changed on disk meanwhile")
-            await asyncio.to_thread(write_atomically, path, after)
-            landed = await asyncio.to_thread(path.read_bytes)
+            for file in files:
+                current = await asyncio.to_thread((self.root / file.path).read_bytes)
+                if current != file.before:
+                    return Applied(False, f"{file.path} changed on disk meanwhile")
+            for file in files:
+                if (reason := await self._write(file)) is not None:
+                    return Applied(False, reason)
         except OSError as error:
-            return Applied(False, f"cannot write {planned.path}: {error.strerror}")
-        if landed != after:
-            return Applied(
-                False, f"{planned.path} does not hold the edit after writing"
-            )
-        log.info("wrote %s (%d bytes)", planned.path, len(after))
+            return Applied(False, f"cannot write: {error.strerror} ({error.filename})")
         return Applied(True)
+
+    async def _write(self, file: FileEdit) -> str | None:
+        """Write one file's edits; why it does not hold them, or None."""
+        path = self.root / file.path
+        after = file.after()
+        await asyncio.to_thread(write_atomically, path, after)
+        if await asyncio.to_thread(path.read_bytes) != after:
+            return f"{file.path} does not hold the edit after writing"
+        log.info("wrote %s (%d bytes)", file.path, len(after))
+        return None
 
     async def ask(self, question: Question) -> str | None:
         """Nobody to ask on disk."""
@@ -103,12 +108,11 @@ class DiskEditor:
         """No progress display."""
         return None
 
-    def document_text(self, path: str) -> bytes | None:
-        """No open documents."""
-        return None
-
     def notify(self, message: str) -> None:
         """Log the problem and keep it for the caller."""
         if message not in self.told:
             self.told.append(message)
             log.warning("%s", message)
+
+    def on_event(self, stored: StoredEvent) -> None:
+        """Nothing shows events on disk."""

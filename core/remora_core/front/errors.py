@@ -39,10 +39,27 @@ class Ambiguous(InvalidArguments):
         self.candidates = candidates
 
 
+class CannotApply(FrontError):
+    """A proposal cannot be applied to the current text (``str``: why)."""
+
+    code = "cannot_apply"
+
+
 class NotOwner(FrontError):
     """Another Remora server owns the store: this one serves it read-only."""
 
     code = "not_owner"
+
+
+INVALID_PARAMS = -32602
+"""JSON-RPC's code for arguments that are wrong (a bad or unknown id too)."""
+REQUEST_FAILED = -32803
+"""LSP's code for a valid request the server could not serve."""
+
+
+def error_code(error: FrontError) -> int:
+    """The JSON-RPC error code every door answers ``error`` with."""
+    return INVALID_PARAMS if isinstance(error, InvalidArguments) else REQUEST_FAILED
 
 
 def error_data(error: FrontError) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from remora_core.history.conversation import conversation
 
 if TYPE_CHECKING:
     from remora_core.events.store import StoredEvent
-    from remora_core.project import Project
+    from remora_core.front.startup import Startup
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,21 @@ _followers = itertools.count(1)
 class History:
     """The event log of one project."""
 
-    def __init__(self, project: Project) -> None:
-        self._project = project
+    def __init__(self, startup: Startup) -> None:
+        self._startup = startup
 
     @property
     def last_seq(self) -> int:
-        """The ``seq`` of the newest event."""
-        return self._project.swarm.events.last_seq
+        """The ``seq`` of the newest event (0 before the start)."""
+        parts = self._startup.now()
+        return parts.swarm.events.last_seq if parts is not None else 0
 
     async def conversation(
         self, node_id: str, limit: int = 200
     ) -> list[dict[str, Any]]:
         """The latest ``limit`` entries of a node's conversation, oldest first."""
-        return await conversation(self._project.swarm, node_id, limit)
+        parts = await self._startup.parts()
+        return await conversation(parts.swarm, node_id, limit)
 
     async def query(
         self,
@@ -59,7 +61,7 @@ class History:
         """Events, oldest first: the last ``limit`` matching, or those after
         ``since_seq``.
         """
-        events = self._project.swarm.events
+        events = (await self._startup.parts()).swarm.events
         if node_id is not None and since_seq is None:
             found = list(reversed(await events.for_node(node_id, limit * 4)))
         else:
@@ -74,7 +76,7 @@ class History:
 
     async def follow(self, since_seq: int | None = None) -> AsyncIterator[StoredEvent]:
         """Every event after ``since_seq`` (None: from now on), forever."""
-        project = self._project
+        swarm = (await self._startup.parts()).swarm
         queue: asyncio.Queue[StoredEvent] = asyncio.Queue(FOLLOW_QUEUE)
         overflow = asyncio.Event()
 
@@ -84,8 +86,8 @@ class History:
             except asyncio.QueueFull:
                 overflow.set()
 
-        consumer = project.swarm.bus.subscribe(f"follower {next(_followers)}", offer)
-        last = project.swarm.events.last_seq if since_seq is None else since_seq
+        consumer = swarm.bus.subscribe(f"follower {next(_followers)}", offer)
+        last = swarm.events.last_seq if since_seq is None else since_seq
         try:
             while True:
                 if since_seq is not None or overflow.is_set():
@@ -99,10 +101,10 @@ class History:
                     last = stored.seq
                     yield stored
         finally:
-            project.swarm.bus.unsubscribe(consumer)
+            swarm.bus.unsubscribe(consumer)
 
     async def _replay(self, after: int) -> AsyncIterator[StoredEvent]:
-        events = self._project.swarm.events
+        events = (await self._startup.parts()).swarm.events
         while True:
             batch = await events.since(after, REPLAY_BATCH)
             for stored in batch:

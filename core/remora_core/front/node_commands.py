@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from remora_core.front import answers
-from remora_core.front.arguments import NodeArgs, Position, RequiredFileArgs
+from remora_core.front.arguments import FileArgs, NodeArgs, Position
 from remora_core.front.locations import file_uri, project_path
 from remora_core.front.table import Arguments, Door, Route, command
 
@@ -25,10 +25,16 @@ class NodeEventsArgs(NodeArgs):
     limit: int = Field(default=50, ge=1, le=1000)
 
 
-class NodeAtArgs(RequiredFileArgs):
+class NodeAtArgs(FileArgs):
     """A document (uri or path) and a position in it."""
 
     position: Position
+
+    @model_validator(mode="after")
+    def _document(self) -> NodeAtArgs:
+        if self.uri is None and self.path is None:
+            raise ValueError("remora.node.at wants {uri or path, position}")
+        return self
 
 
 class SearchArgs(Arguments):
@@ -81,9 +87,7 @@ async def node_at(app: RemoraApp, a: NodeAtArgs, door: Door) -> Any:
     return await card(app, node.id) if node is not None else None
 
 
-@command(
-    "remora.node.events", NodeEventsArgs, list[answers.EventJson], Route.NODE
-)
+@command("remora.node.events", NodeEventsArgs, list[answers.EventJson], Route.NODE)
 async def node_events(app: RemoraApp, a: NodeEventsArgs, door: Door) -> Any:
     """The node's latest events, newest first."""
     node = app.nodes.find(a.node_id)

@@ -23,8 +23,9 @@ from remora_core.index.search import search_nodes
 from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
+    from remora_core.front.startup import Startup
+    from remora_core.index.code_index import CodeIndex
     from remora_core.model import CodeNode
-    from remora_core.project import Project
     from remora_core.text import PositionEncoding
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,9 @@ MAX_CANDIDATES = 20
 class Nodes:
     """Finding nodes of one project."""
 
-    def __init__(self, project: Project) -> None:
-        self._project = project
+    def __init__(self, index: CodeIndex, startup: Startup) -> None:
+        self._index = index
+        self._startup = startup
 
     def find(self, ref: Any, *, active: bool = False) -> CodeNode:
         """The node ``ref`` names (see the module doc); ``active``: not orphaned."""
@@ -52,7 +54,7 @@ class Nodes:
         if "::" in ref or ref.endswith(".py"):
             node = self._by_name(ref)
         elif is_node_id(ref):
-            node = self._project.graph.get(ref)
+            node = self._index.graph.get(ref)
             if node is None:
                 raise NotFound(f"no node with id {ref} in this project")
         elif ref.startswith(ID_PREFIX[: len(ref)]) or ref.startswith(ID_PREFIX):
@@ -69,7 +71,7 @@ class Nodes:
         return node
 
     def _by_prefix(self, prefix: str) -> CodeNode:
-        graph = self._project.graph
+        graph = self._index.graph
         found = [n for n in graph.all_nodes() if n.id.startswith(prefix)]
         if not found:
             raise NotFound(f"no node id starts with {prefix}")
@@ -85,7 +87,7 @@ class Nodes:
 
     def _by_name(self, ref: str) -> CodeNode:
         path, _, name = ref.partition("::")
-        graph = self._project.graph
+        graph = self._index.graph
         file_node = graph.file_node(path)
         if file_node is None:
             raise NotFound(f"no indexed file {path} in this project")
@@ -101,21 +103,37 @@ class Nodes:
             )
         return found[0]
 
+    def get(self, node_id: str) -> CodeNode | None:
+        """The node with exactly this id (active or orphaned), or None."""
+        return self._index.graph.get(node_id)
+
     def at(
         self, path: str, line: int, character: int, encoding: PositionEncoding
     ) -> CodeNode | None:
         """The innermost node at an editor position, or None."""
-        return self._project.node_at(path, line, character, encoding)
+        return self._index.node_at(path, line, character, encoding)
+
+    def outline(self, path: str) -> list[CodeNode] | None:
+        """A file's active definitions in text order; None for an unknown file."""
+        return self._index.outline(path)
+
+    def of_file(self, path: str) -> list[CodeNode]:
+        """Every node of a file, the file's own node included."""
+        return self._index.graph.file_nodes(path)
+
+    def file(self, path: str) -> CodeNode | None:
+        """The node of a file, if it is indexed (active or orphaned)."""
+        return self._index.graph.file_node(path)
 
     def search(self, query: str, limit: int = 50) -> list[CodeNode]:
         """Active nodes best matching ``query`` (every active node when empty)."""
         if not query:
             nodes = sorted(
-                self._project.graph.active(),
+                self._index.graph.active(),
                 key=lambda n: (n.file_path, n.span.start_line),
             )
             return nodes[:limit]
-        return search_nodes(self._project.graph.active(), query, limit)
+        return search_nodes(self._index.graph.active(), query, limit)
 
     def ref(self, node: CodeNode) -> dict[str, Any]:
         """A short reference to ``node`` with its agent status."""
@@ -125,13 +143,13 @@ class Nodes:
         """The node card: :func:`node_card` + pending proposals + recent events +
         the last answer and the conversation's latest entries (``history.py``).
         """
-        project = self._project
-        card = node_card(project.graph, node)
-        pending = project.agents.services.proposals.pending(node_id=node.id)
+        parts = await self._startup.parts()
+        card = node_card(self._index.graph, node)
+        pending = parts.agents.services.proposals.pending(node_id=node.id)
         card["pending_proposals"] = len(pending)
         card["proposals"] = [p.to_json() for p in pending]
-        events = await project.swarm.events.for_node(node.id, recent)
+        events = await parts.swarm.events.for_node(node.id, recent)
         card["recent_events"] = [stored.to_json() for stored in events]
-        card["last_answer"] = await last_answer(project.swarm.events, node.id)
-        card["conversation"] = await conversation(project.swarm, node.id, CONVERSATION)
+        card["last_answer"] = await last_answer(parts.swarm.events, node.id)
+        card["conversation"] = await conversation(parts.swarm, node.id, CONVERSATION)
         return card

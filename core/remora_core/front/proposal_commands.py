@@ -30,7 +30,8 @@ class RejectArgs(ProposalArgs):
         default=None, description="what to do differently (None: ask the person)"
     )
     retry: StrictBool = Field(
-        default=True, description="false: record the rejection, the agent does not retry"
+        default=True,
+        description="false: record the rejection, the agent does not retry",
     )
 
 

@@ -9,38 +9,56 @@ agent again with it; it shares the decision lock with accepting.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.agents.questions import Question
 from remora_core.front import accepting
-from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
-from remora_core.front.runs import ensure_owner
+from remora_core.front.errors import (
+    Ambiguous,
+    CannotApply,
+    InvalidArguments,
+    NotFound,
+)
 from remora_core.model import ProposalStatus
 from remora_core.review.accept_many import accept_many
+from remora_core.review.decisions import NotApplicable
+from remora_core.review.edits import FileEdit
+from remora_core.review.hidden_chars import note, reveal
 from remora_core.review.proposals import ProposalError
 
 if TYPE_CHECKING:
     from remora_core.editor import Editor
-    from remora_core.project import Project
-    from remora_core.review.accept_many import Apply
-    from remora_core.review.decisions import PlannedEdit
-    from remora_core.review.proposals import Proposal
+    from remora_core.front.startup import Startup
+    from remora_core.index.code_index import CodeIndex
+    from remora_core.index.disk import DiskSync
+    from remora_core.review.proposals import Proposal, ProposalStore
 
 log = logging.getLogger(__name__)
 
 PROPOSAL_PREFIX = "pr_"
+FEEDBACK_WAIT_S = 600.0
+"""How long a rejection waits for the person's feedback."""
 
 
 class Proposals:
     """Proposals of one project."""
 
-    def __init__(self, project: Project, editor: Editor) -> None:
-        self._project = project
+    def __init__(
+        self, index: CodeIndex, disk: DiskSync, startup: Startup, editor: Editor
+    ) -> None:
+        self._index = index
+        self._disk = disk
+        self._startup = startup
         self.editor = editor
 
     @property
-    def _store(self):
-        return self._project.agents.services.proposals
+    def _store(self) -> ProposalStore:
+        parts = self._startup.now()
+        if parts is None:  # commands wait for the start; nothing asks before
+            raise InvalidArguments("the project has not started yet")
+        return parts.agents.services.proposals
 
     def find(self, ref: Any) -> Proposal:
         """The proposal ``ref`` names (id or unique prefix)."""
@@ -62,8 +80,9 @@ class Proposals:
         return found[0]
 
     def get(self, proposal_id: str) -> Proposal | None:
-        """The proposal with exactly this id, or None."""
-        return self._store.get(proposal_id)
+        """The proposal with exactly this id, or None (also before the start)."""
+        parts = self._startup.now()
+        return parts.agents.services.proposals.get(proposal_id) if parts else None
 
     def list(
         self, *, path: str | None = None, status: ProposalStatus | str | None = None
@@ -74,14 +93,16 @@ class Proposals:
     def pending(
         self, *, path: str | None = None, node_id: str | None = None
     ) -> list[Proposal]:
-        """Pending proposals of a file or a node."""
+        """Pending proposals of a file or a node (none before the start)."""
+        if self._startup.now() is None:
+            return []
         if node_id is not None:
             return self._store.pending(node_id=node_id)
         return self._store.pending(path=path)
 
     def summary(self, proposal: Proposal) -> dict[str, Any]:
         """A proposal's JSON with its node's qualified name."""
-        node = self._project.graph.get(proposal.node_id)
+        node = self._index.graph.get(proposal.node_id)
         return {
             **proposal.to_json(),
             "node": node.qualified_name if node is not None else None,
@@ -95,70 +116,131 @@ class Proposals:
             "old_source": proposal.old_source,
             "new_source": proposal.new_source,
             "status": proposal.status,
+            "checks": [check.to_json() for check in proposal.checks],
         }
 
-    def plan(self, proposal: Proposal) -> PlannedEdit:
-        """The edit applying ``proposal`` now (for an editor's code action); the
-        text it produces is written down in the background so an acceptance
-        the editor applies just before a crash is still recorded.
+    def headline(self, proposal: Proposal) -> str:
+        """What the proposal changes, in one line: ``rewrite (+3 −1): reason``."""
+        added = removed = 0
+        for line in proposal.diff.splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+        what = "new definition" if proposal.kind == "new_node" else "rewrite"
+        reason = (
+            proposal.reasoning.strip().splitlines()[0] if proposal.reasoning else ""
+        )
+        text = f"{what} (+{added} −{removed})"
+        if (hidden := note(proposal.new_source)) is not None:
+            text = f"{text} ⚠ {hidden}"
+        return f"{text}: {reveal(reason[:80])}" if reason else text
+
+    def checks_line(self, proposal: Proposal) -> str:
+        """What was checked in one line: ``✓ docstring-only: … · ✓ tests: 3 passed``."""
+        return " · ".join(check.summary() for check in proposal.checks)
+
+    def plan(self, proposal: Proposal) -> FileEdit:
+        """The edit applying ``proposal`` now (for an editor's code action);
+        :class:`CannotApply` saying why not. The text it produces is written
+        down in the background so an acceptance the editor applies just
+        before a crash is still recorded.
         """
-        review = self._project.agents.review
-        planned = review.plan(proposal)
-        if not self._project.following:
-            self._project.tasks.spawn(review.expect(planned), name="expect acceptance")
-        return planned
+        parts = self._startup.now()
+        assert parts is not None  # a pending proposal exists only once started
+        review = parts.agents.review
+        try:
+            planned = review.plan(proposal)
+        except NotApplicable as problem:
+            raise CannotApply(problem.reason) from None
+        if not parts.following:
+            self._index.tasks.spawn(review.expect(planned), name="expect acceptance")
+        return FileEdit.of(planned)
 
     async def accept(self, ref: Any, editor: Editor | None = None) -> dict[str, Any]:
         """Accept a proposal: ``{applied, reason?}`` (see :mod:`.accepting`)."""
+        parts = await self._startup.parts()
         proposal = self.find(ref)
-        project = self._project
-        ensure_owner(project, "accept proposals")
+        self._startup.ensure_owner("accept proposals")
         result = await accepting.accept(
-            project.agents.review, editor or self.editor, proposal
+            parts.agents.review, editor or self.editor, proposal
         )
-        if result["applied"] and proposal.file_path not in project.documents:
-            # Written on disk, not in a buffer: the project reads it again now
-            # that rewrite_applied is out, so its content_changed follows as
-            # after an editor's didChange (DESIGN §9).
-            await project.disk.files_changed(changed=[proposal.file_path])
+        if result["applied"]:
+            await self._reread([proposal.file_path])
         return result
 
     async def accept_many(
-        self, proposal_ids: list[str], apply: Apply
+        self, refs: list[str], editor: Editor | None = None
     ) -> list[dict[str, Any]]:
-        """Accept proposals of this project together, one edit over every file
-        (``accept_many.py``): ``[{proposal_id, applied, reason?}]``.
+        """Accept proposals together, one edit over every file
+        (``review/accept_many.py``): ``[{proposal_id, applied, reason?}]``
+        in the order given; an unknown one answers why.
         """
-        ensure_owner(self._project, "accept proposals")
-        return await accept_many(self._project.agents.review, proposal_ids, apply)
+        parts = await self._startup.parts()
+        self._startup.ensure_owner("accept proposals")
+        found: dict[str, str] = {}
+        for ref in refs:
+            try:
+                found[ref] = self.find(ref).id
+            except InvalidArguments as problem:
+                found[ref] = ""
+                log.info("not accepting %s: %s", ref, problem)
+        ids = [i for i in found.values() if i]
+        results = {}
+        if ids:
+            done = await accept_many(parts.agents.review, ids, editor or self.editor)
+            results = {item["proposal_id"]: item for item in done}
+            applied = [self.get(i) for i, r in results.items() if r["applied"]]
+            await self._reread([p.file_path for p in applied if p is not None])
+        return [
+            results.get(found[ref])
+            or {
+                "proposal_id": ref,
+                "applied": False,
+                "reason": "there is no such proposal",
+            }
+            for ref in refs
+        ]
+
+    async def _reread(self, paths: list[str]) -> None:
+        """Files written on disk, not in a buffer: the project reads them again
+        now that ``rewrite_applied`` is out, so their ``content_changed``
+        follows as after an editor's ``didChange`` (DESIGN §9).
+        """
+        on_disk = sorted({p for p in paths if p not in self._index.documents})
+        if on_disk:
+            await self._disk.files_changed(changed=on_disk)
 
     async def reject(
-        self, ref: Any, feedback: str | None, *, retry: bool = True
+        self,
+        ref: Any,
+        feedback: str | None,
+        *,
+        retry: bool = True,
+        editor: Editor | None = None,
     ) -> str | None:
         """Reject a proposal with feedback; the run id of the agent's retry.
 
         ``feedback`` None asks the person through the editor first.
         ``retry=False``: only record it (the agent does not run again; None).
         """
+        parts = await self._startup.parts()
         proposal = self.find(ref)
-        ensure_owner(self._project, "reject proposals")
+        self._startup.ensure_owner("reject proposals")
         if proposal.status != ProposalStatus.PENDING:
             raise InvalidArguments(
                 f"proposal {proposal.id} is already {proposal.status}"
             )
         if feedback is None:
-            feedback = await self._ask_feedback(proposal)
-        project = self._project
+            feedback = await self._ask_feedback(proposal, editor or self.editor)
         try:
-            return await project.agents.review.reject(
-                proposal, feedback, reserve=project.swarm.runner.reserve, retry=retry
+            return await parts.agents.review.reject(
+                proposal, feedback, reserve=parts.swarm.runner.reserve, retry=retry
             )
         except ProposalError as error:  # decided while the person wrote feedback
             raise InvalidArguments(str(error)) from None
 
-    async def _ask_feedback(self, proposal: Proposal) -> str:
-        from remora_core.agents.questions import Question
-
+    async def _ask_feedback(self, proposal: Proposal, editor: Editor) -> str:
         question = Question(
             id=f"feedback_{proposal.id}",
             agent_id=proposal.node_id,
@@ -167,7 +249,7 @@ class Proposals:
             options=(),
         )
         try:
-            answer = await self.editor.ask(question)
+            answer = await asyncio.wait_for(editor.ask(question), FEEDBACK_WAIT_S)
         except Exception as error:  # the editor cannot ask: no feedback
             log.info("no feedback for %s: %s", proposal.id, error)
             return ""

@@ -15,7 +15,7 @@ from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
 
 if TYPE_CHECKING:
-    from remora_core.project_port import ProjectPort as Project
+    from remora_core.parts_port import PartsPort as Project
 
 log = logging.getLogger(__name__)
 

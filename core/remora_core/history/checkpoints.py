@@ -37,7 +37,7 @@ from remora_core.events.models import CheckpointCreated, CheckpointRestored
 if TYPE_CHECKING:
     import sqlite3
 
-    from remora_core.project_port import ProjectPort as Project
+    from remora_core.parts_port import PartsPort as Project
 
 log = logging.getLogger(__name__)
 

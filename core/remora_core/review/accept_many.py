@@ -9,9 +9,8 @@ asks the editor to apply them all at once, then checks file by file that the
 text landed and records each proposal individually (``rewrite_applied`` each,
 or ``rewrite_not_applied`` with the reason).
 
-The editor is a callback: ``apply(edits)`` returns None when the editor applied
-the edit, else its reason — the LSP layer turns :class:`FileEdit` s into one
-``workspace/applyEdit``.
+The edits of every file go to the :class:`~remora_core.editor.Editor` at once
+(over LSP: one ``workspace/applyEdit``; on disk: one atomic write per file).
 """
 
 from __future__ import annotations
@@ -19,14 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from remora_core.review.decisions import NotApplicable, PlannedEdit
+from remora_core.review.decisions import NotApplicable
+from remora_core.review.edits import FileEdit, PlannedEdit
 from remora_core.review.proposals import text_hash
 
 if TYPE_CHECKING:
+    from remora_core.editor import Editor
     from remora_core.review.decisions import Review
     from remora_core.review.proposals import Proposal
 
@@ -36,30 +35,8 @@ LAND_WAIT_S = 3.0
 """How long the edited files may take to reach the server as ``didChange``."""
 
 
-@dataclass
-class FileEdit:
-    """Every accepted edit of one file, against one text."""
-
-    path: str
-    version: int | None
-    before: bytes
-    edits: list[PlannedEdit] = field(default_factory=list)
-    """Non-overlapping, in text order."""
-
-    def after(self) -> bytes:
-        """The text once every edit is in."""
-        text = self.before
-        for edit in reversed(self.edits):
-            new = edit.new_text.encode("utf-8")
-            text = text[: edit.start_byte] + new + text[edit.end_byte :]
-        return text
-
-
-Apply = Callable[[list[FileEdit]], Awaitable[str | None]]
-
-
 async def accept_many(
-    review: Review, proposal_ids: list[str], apply: Apply
+    review: Review, proposal_ids: list[str], editor: Editor
 ) -> list[dict[str, Any]]:
     """Accept ``proposal_ids`` together; ``[{proposal_id, applied, reason?}]``
     in the order given.
@@ -70,7 +47,7 @@ async def accept_many(
             await stack.enter_async_context(review.deciding(proposal_id))
         results, files = await _plan(review, ids)
         if files:
-            await _apply(review, files, apply, results)
+            await _apply(review, files, editor, results)
     return [results[i] for i in ids]
 
 
@@ -119,7 +96,7 @@ def _no(proposal_id: str, reason: str) -> dict[str, Any]:
 async def _apply(
     review: Review,
     files: list[FileEdit],
-    apply: Apply,
+    editor: Editor,
     results: dict[str, dict[str, Any]],
 ) -> None:
     for file in files:
@@ -127,7 +104,7 @@ async def _apply(
         for edit in file.edits:
             review.expected[edit.proposal_id] = digest
             await review.expect(edit)
-    failure = await apply(files)
+    failure = await _editor_applies(editor, files)
     for file in files:
         proposals = [_get(review, e.proposal_id) for e in file.edits]
         if failure is None and not await _lands(review, proposals[0]):
@@ -144,6 +121,18 @@ async def _apply(
             else:
                 await review.not_applied(proposal, reason)
                 results[proposal.id] = _no(proposal.id, reason)
+
+
+async def _editor_applies(editor: Editor, files: list[FileEdit]) -> str | None:
+    """Apply every file's edits through the editor: None, or why not."""
+    count = sum(len(file.edits) for file in files)
+    try:
+        result = await editor.apply(files, f"Remora: accept {count} proposal(s)")
+    except Exception as error:  # the editor answered with an error
+        return f"the editor could not apply the edit: {error}"
+    if not result.applied:
+        return result.reason or "the editor did not apply the edit"
+    return None
 
 
 def _get(review: Review, proposal_id: str) -> Proposal:

@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from remora_core.events.models import (
@@ -44,6 +43,7 @@ from remora_core.events.models import (
     RewriteStale,
 )
 from remora_core.model import NodeStatus
+from remora_core.review.edits import PlannedEdit
 from remora_core.review.proposals import ProposalError, text_hash
 
 if TYPE_CHECKING:
@@ -61,21 +61,6 @@ class NotApplicable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.stale = stale
-
-
-@dataclass(frozen=True)
-class PlannedEdit:
-    """The edit that applies a proposal to the current text."""
-
-    proposal_id: str
-    path: str
-    version: int | None
-    """The open document's version the edit is for (None: not open)."""
-    start_byte: int
-    end_byte: int
-    new_text: str
-    before: bytes
-    """The whole text the edit applies to."""
 
 
 class Review:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from remora_core.swarm.pipeline import Swarm
 
 
-class ProjectPort(Protocol):
+class PartsPort(Protocol):
     """The engine as its graphs and checkpoints see it."""
 
     root: Path | None

@@ -1,0 +1,157 @@
+"""Every command of the table, registered for ``workspace/executeCommand``.
+
+The commands are defined once, in ``remora_core/front/commands.py``; this
+adapter registers each entry of :data:`COMMANDS` (so a command added there is
+announced in ``executeCommandProvider`` without touching ``remora_lsp``) and
+does only what LSP adds:
+
+- the one JSON object argument LSP wraps in a list is taken out of it;
+- the project that answers is found by the command's route — several
+  workspace folders are several apps: the one with the node, proposal or graph
+  run (a reference none of them knows answers as the first one would), the
+  one running the run or asking the question, the one holding the document
+  (its ``uri`` becomes the project's ``path``), the first workspace folder,
+  or every app with the answers joined;
+- positions are in the encoding negotiated at ``initialize`` (the
+  :class:`~remora_core.front.table.Door`);
+- the front's errors become JSON-RPC errors: ``InvalidParams`` naming the
+  argument, ``RequestFailed`` with the reason, ``data`` saying which kind.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+from remora_core.front.commands import COMMANDS
+from remora_core.front.errors import (
+    FrontError,
+    InvalidArguments,
+    NotFound,
+    error_code,
+    error_data,
+)
+from remora_core.front.table import Door, Route, parse
+
+if TYPE_CHECKING:
+    from remora_core.front.app import RemoraApp
+    from remora_core.front.table import Arguments, Command
+
+    from remora_lsp.server import RemoraLanguageServer
+
+log = logging.getLogger(__name__)
+
+
+def register(server: RemoraLanguageServer) -> None:
+    """Register every command of the table."""
+    for entry in COMMANDS.values():
+        server.command(entry.name)(_handler(entry))
+
+
+def _handler(entry: Command) -> Any:
+    # ``ls`` is left unannotated: pygls evaluates a command handler's hints
+    # at call time, when the server class is not importable from here.
+    async def handle(ls, *args: Any) -> Any:
+        try:
+            arguments = parse(
+                entry.arguments, _one_object(args, entry.name), entry.name
+            )
+            return await _route(ls, entry, arguments)
+        except FrontError as error:
+            raise JsonRpcException(
+                str(error), code=error_code(error), data=error_data(error)
+            ) from None
+
+    handle.__name__ = handle.__qualname__ = entry.name.replace(".", "_")
+    handle.__doc__ = entry.summary
+    return handle
+
+
+def _one_object(args: tuple[Any, ...], name: str) -> dict[str, Any]:
+    """The one JSON object argument every command takes."""
+    if len(args) != 1:
+        raise InvalidArguments(
+            f"{name} takes one JSON object argument, got {len(args)} arguments"
+        )
+    if not isinstance(args[0], dict):
+        raise InvalidArguments(
+            f"{name} takes one JSON object argument, got "
+            f"{type(args[0]).__name__} {args[0]!r:.60}"
+        )
+    return args[0]
+
+
+async def _route(ls: RemoraLanguageServer, entry: Command, arguments: Arguments) -> Any:
+    apps = await ls.projects.all_loaded()
+    if not apps:
+        apps = [ls.projects.loose]
+    door = Door(encoding=ls.encoding)
+    route = entry.route
+    if route is Route.DOCUMENT:
+        uri = getattr(arguments, "uri", None)
+        if uri is not None:
+            app, path = ls.projects.locate(uri)
+            moved = arguments.model_copy(update={"uri": None, "path": path})
+            return await _call(app, entry, moved, door)
+        if getattr(arguments, "path", None) is None:
+            route = Route.EVERY
+        else:
+            return await _call(_workspace(ls, apps), entry, arguments, door)
+    if route is Route.WORKSPACE:
+        return await _call(_workspace(ls, apps), entry, arguments, door)
+    if route is Route.EVERY:
+        return await _every(apps, entry, arguments, door)
+    if route is Route.RUN:
+        run_id = getattr(arguments, "run_id", "")
+        app = next((a for a in apps if a.runs.is_running(run_id)), apps[0])
+        return await _call(app, entry, arguments, door)
+    if route is Route.QUESTION:
+        question_id = getattr(arguments, "question_id", "")
+        app = next((a for a in apps if a.runs.asks(question_id)), apps[0])
+        return await _call(app, entry, arguments, door)
+    return await _first_found(apps, entry, arguments, door)
+
+
+def _workspace(ls: RemoraLanguageServer, apps: list[RemoraApp]) -> RemoraApp:
+    """The first workspace folder's app (the loose one when there is none)."""
+    return next((app for app in apps if app.root is not None), ls.projects.loose)
+
+
+async def _call(
+    app: RemoraApp, entry: Command, arguments: Arguments, door: Door
+) -> Any:
+    await app.loaded()
+    return await entry.handler(app, arguments, door)
+
+
+async def _first_found(
+    apps: list[RemoraApp], entry: Command, arguments: Arguments, door: Door
+) -> Any:
+    """The answer of the first app that knows what the arguments name."""
+    missing: NotFound | None = None
+    for app in apps:
+        try:
+            return await _call(app, entry, arguments, door)
+        except NotFound as error:
+            missing = missing or error
+    assert missing is not None
+    raise missing
+
+
+async def _every(
+    apps: list[RemoraApp], entry: Command, arguments: Arguments, door: Door
+) -> Any:
+    """Every app's answer, joined; apps that do not know a reference in the
+    arguments are left out (unless none knows it).
+    """
+    answers = []
+    missing: NotFound | None = None
+    for app in apps:
+        try:
+            answers.append(await _call(app, entry, arguments, door))
+        except NotFound as error:
+            missing = missing or error
+    if not answers and missing is not None:
+        raise missing
+    return entry.join(answers)
