@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from remora_core.front.runs import END_EVENTS
 
-from remora_lsp.features.proposals import follow_proposals
+from remora_lsp.diagnostics import follow_proposals
 from remora_lsp.progress import LspProgress, supports_progress
 
 if TYPE_CHECKING:

@@ -113,6 +113,11 @@ class Project:
         return inspection.document_sync(self.app)
 
     @property
+    def watchers(self) -> Any:
+        """The loops that live as long as the app."""
+        return inspection.watchers(self.app)
+
+    @property
     def following(self) -> bool:
         """Whether another server owns the store."""
         return self.app.read_only

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from remora_core.index.disk import DiskSync
     from remora_core.index.document_sync import DocumentSync
     from remora_core.parts import ProjectParts
+    from remora_core.tasks import TaskSet
 
 
 def parts(app: RemoraApp) -> ProjectParts:
     """The app's parts on its store (the app must have started)."""
-    found = app._startup.now()  # noqa: SLF001 - white-box by design
+    found = app._startup.now()
     if found is None:
         raise RuntimeError("the app has not started")
     return found
@@ -30,14 +31,19 @@ def parts(app: RemoraApp) -> ProjectParts:
 
 def index(app: RemoraApp) -> CodeIndex:
     """The app's code index."""
-    return app._index  # noqa: SLF001 - white-box by design
+    return app._index
 
 
 def disk(app: RemoraApp) -> DiskSync:
     """The app's disk synchronisation."""
-    return app._disk  # noqa: SLF001 - white-box by design
+    return app._disk
 
 
 def document_sync(app: RemoraApp) -> DocumentSync:
     """The app's open-document synchronisation."""
-    return app._sync  # noqa: SLF001 - white-box by design
+    return app._sync
+
+
+def watchers(app: RemoraApp) -> TaskSet:
+    """The loops that live as long as the app (keeping or following the store)."""
+    return app._watchers

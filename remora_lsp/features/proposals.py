@@ -1,10 +1,7 @@
-"""Proposals in the editor: diagnostics and code actions.
+"""Proposals in the editor: code actions.
 
-- A pending proposal is a diagnostic on its node's definition line (source
-  ``remora``, severity Information, ``code`` the proposal id), republished when
-  a proposal event arrives or the file changes. Its message ends with what was
-  checked ("— ✓ docstring-only: code unchanged except docstrings · … tests:
-  running 2 selected…").
+- A pending proposal is also a diagnostic on its node's definition line
+  (``remora_lsp/diagnostics.py``).
 - Code actions on that line: "Accept: …" (a versioned ``WorkspaceEdit``, built
   lazily through ``codeAction/resolve`` when the client can, plus the command
   ``remora.proposal.accept``), "Reject with feedback…" and "Show diff"; tagged
@@ -32,100 +29,12 @@ from remora_lsp.editor import workspace_edit
 from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from remora_core.events.store import StoredEvent
     from remora_core.front.app import RemoraApp
     from remora_core.review.proposals import Proposal
 
-    from remora_lsp.editor import EventView
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
-
-SOURCE = "remora"
-PROPOSAL_EVENTS = frozenset(
-    {
-        "rewrite_proposed",
-        "rewrite_applied",
-        "rewrite_rejected",
-        "rewrite_stale",
-        "rewrite_not_applied",
-        "proposal_checked",
-    }
-)
-
-
-def _definition_line(
-    ls: RemoraLanguageServer, app: RemoraApp, proposal: Proposal
-) -> types.Range | None:
-    node = app.nodes.get(proposal.node_id)
-    lines = app.documents.lines(proposal.file_path)
-    if node is None or lines is None:
-        return None
-    line = node.name_span.start_line
-    end = lines.position(lines.line_content_end(line), ls.encoding)[1]
-    return types.Range(
-        start=types.Position(line=line, character=0),
-        end=types.Position(line=line, character=end),
-    )
-
-
-# ---- diagnostics --------------------------------------------------------------------
-
-
-def publish(ls: RemoraLanguageServer, app: RemoraApp, path: str) -> None:
-    """Send the diagnostics of ``path``'s pending proposals."""
-    diagnostics = []
-    for proposal in app.proposals.pending(path=path):
-        where = _definition_line(ls, app, proposal)
-        if where is None:
-            continue
-        checked = app.proposals.checks_line(proposal)
-        diagnostics.append(
-            types.Diagnostic(
-                range=where,
-                message=f"Remora proposes a {app.proposals.headline(proposal)}"
-                + (f" — {checked}" if checked else ""),
-                severity=types.DiagnosticSeverity.Information,
-                source=SOURCE,
-                code=proposal.id,
-            )
-        )
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=ls.projects.uri(app, path), diagnostics=diagnostics
-        )
-    )
-
-
-def follow_proposals(ls: RemoraLanguageServer, root: Path | None) -> EventView:
-    """A view republishing a file's diagnostics whenever one of its proposals
-    changes (every open file's after a checkpoint is restored).
-    """
-
-    def on_event(stored: StoredEvent) -> None:
-        app = ls.projects.app_at(root)
-        if app is None:
-            return
-        if stored.event.type == "checkpoint_restored":  # any proposal may differ
-            for path in app.documents.paths():
-                publish(ls, app, path)
-            return
-        if stored.event.type not in PROPOSAL_EVENTS:
-            return
-        proposal = app.proposals.get(stored.event.__dict__["proposal_id"])
-        if proposal is not None:
-            publish(ls, app, proposal.file_path)
-
-    return on_event
-
-
-def show_proposals(ls: RemoraLanguageServer, app: RemoraApp, path: str) -> None:
-    """Keep pending proposals' diagnostics on their (possibly moved) lines."""
-    if app.proposals.pending(path=path):
-        publish(ls, app, path)
-
 
 # ---- code actions ---------------------------------------------------------------
 

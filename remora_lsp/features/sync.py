@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.index.documents import TextChange
 
-from remora_lsp.features.proposals import show_proposals
+from remora_lsp.diagnostics import show_proposals
 
 if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer

@@ -12,6 +12,7 @@ import re
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from remora_core.front.commands import COMMANDS as TABLE
 
 from remora_lsp.testing.actions import command
 from remora_lsp.testing.actions import events as of_type
@@ -27,34 +28,9 @@ from tests.lsp.test_agent_runs import (
     remora_diagnostics,
 )
 
-COMMANDS = [
-    "remora.agent.chat",
-    "remora.agent.run",
-    "remora.agent.cancel",
-    "remora.agent.respond",
-    "remora.agent.forget",
-    "remora.proposal.accept",
-    "remora.proposal.reject",
-    "remora.proposal.diff",
-    "remora.proposals.list",
-    "remora.node.get",
-    "remora.node.at",
-    "remora.node.events",
-    "remora.agent.history",
-    "remora.runs.list",
-    "remora.graph.run",
-    "remora.graph.status",
-    "remora.graph.cancel",
-    "remora.proposals.accept",
-    "remora.checkpoint.create",
-    "remora.checkpoint.list",
-    "remora.checkpoint.restore",
-    "remora.attribution",
-    "remora.trailers",
-    "remora.trust.get",
-    "remora.trust.set",
-    "remora.trust.revoke",
-]
+COMMANDS = sorted(TABLE)
+"""Every command of the table: the server announces each, without a list of
+its own (adding one to ``front/commands.py`` is enough)."""
 UNKNOWN_NODE = "rm_zzzzzzzz"
 UNKNOWN_PROPOSAL = "pr_000000000000"
 NODE_SHAPE = "node_id must look like rm_ followed by 8 letters or digits"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.agents.questions import Question
 from remora_core.front import accepting
+from remora_core.front.accept_many import accept_many
 from remora_core.front.errors import (
     Ambiguous,
     CannotApply,
@@ -22,7 +23,6 @@ from remora_core.front.errors import (
     NotFound,
 )
 from remora_core.model import ProposalStatus
-from remora_core.review.accept_many import accept_many
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
 from remora_core.review.hidden_chars import note, reveal
@@ -173,7 +173,7 @@ class Proposals:
         self, refs: list[str], editor: Editor | None = None
     ) -> list[dict[str, Any]]:
         """Accept proposals together, one edit over every file
-        (``review/accept_many.py``): ``[{proposal_id, applied, reason?}]``
+        (``front/accept_many.py``): ``[{proposal_id, applied, reason?}]``
         in the order given; an unknown one answers why.
         """
         parts = await self._startup.parts()

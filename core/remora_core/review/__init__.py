@@ -7,6 +7,7 @@ docstring request may change only docstrings); ``source_checks.py``,
 ``unused_parameters.py`` and ``hidden_chars.py`` check the new source;
 ``checks.py`` is what was checked, as the person sees it; ``verification/``
 runs the project's tests on it; ``decisions.py`` plans, accepts, rejects and
-marks proposals stale, ``accept_many.py`` accepts several at once; ``diffs.py``
-makes the diffs shown.
+marks proposals stale (the accept use cases that go through an editor are
+``front/accepting.py`` and ``front/accept_many.py``); ``edits.py`` is the edit
+that applies a proposal; ``diffs.py`` makes the diffs shown.
 """
