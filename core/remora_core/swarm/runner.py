@@ -48,7 +48,6 @@ from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from remora_core.events.models import Event
     from remora_core.events.store import StoredEvent
 
 log = logging.getLogger(__name__)
@@ -57,6 +56,14 @@ log = logging.getLogger(__name__)
 def _log_failure(done: asyncio.Future[object]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("an event could not be stored", exc_info=done.exception())
+
+
+_END_STATUS = {
+    "agent_completed": "completed",
+    "agent_failed": "failed",
+    "agent_cancelled": "cancelled",
+}
+"""A run's last event → its status in ``runs``."""
 
 
 def new_run_id() -> str:
@@ -153,12 +160,37 @@ class Runner:
         actor.push(stored)
 
     async def run_turn(self, actor: Actor, events: list[StoredEvent]) -> None:
-        """One turn: record the run, call the turn function, record the end."""
-        swarm = self.swarm
+        """One turn: record the run's start, run it, record its end."""
+        turn, joined = self._claim(actor, events)
+        failed = False
+        started: asyncio.Future[StoredEvent] | None = None
+        # Recording the start is inside the ``try``: a run cancelled that early
+        # still ends as cancelled, with its event and the agent idle again.
+        try:
+            started = self._record_start(turn, joined)
+            answer = await self._run(turn, started)
+            end = AgentCompleted(agent_id=turn.agent_id, result=answer)
+            await self._record_end(turn, end, joined)
+        except asyncio.CancelledError:
+            end = AgentCancelled(agent_id=turn.agent_id, reason="cancelled")
+            await asyncio.shield(self._record_end(turn, end, joined))
+            raise
+        except Exception as failure:  # the agent's failure, not the engine's
+            failed = True
+            await self._record_failure(turn, failure, joined)
+        finally:
+            await self._release(actor, started, joined, failed=failed)
+
+    def _claim(
+        self, actor: Actor, events: list[StoredEvent]
+    ) -> tuple[Turn, list[tuple[str, StoredEvent]]]:
+        """The turn of ``events``, and the promised runs it answers.
+
+        Coalesced triggers share one run: the first promise is kept, the
+        others are answered by it (and end with it).
+        """
         first = events[0].event
         promised = [self.reserved.pop(e.event.id, None) for e in events]
-        # Coalesced triggers share one run: the first promise is kept, the
-        # others are answered by it (and end with it).
         run_id = actor.run_id = next((r for r in promised if r), None) or new_run_id()
         joined = [
             (promise, stored)
@@ -173,98 +205,97 @@ class Runner:
             events=events,
             correlation_id=first.correlation_id,
             depth=max(e.event.depth for e in events) + 1,
-            swarm=swarm,
+            swarm=self.swarm,
         )
-        status, error = "completed", None
-        started: asyncio.Future[StoredEvent] | None = None
-        # Recording the start is inside the ``try``: a run cancelled that early
-        # still ends as cancelled, with its event and the agent idle again.
-        try:
-            # The run's row rides in the transaction of its ``agent_started``;
-            # the turn begins without waiting for that commit (whatever it
-            # emits is logged after it).
-            now = time.time()
-            swarm.events.also_write(
-                START_RUN_SQL,
-                [
-                    (run_id, actor.agent_id, first.id, first.correlation_id, now),
-                    *(
-                        (
-                            promise,
-                            actor.agent_id,
-                            stored.event.id,
-                            stored.event.correlation_id,
-                            now,
-                        )
-                        for promise, stored in joined
-                    ),
-                ],
-            )
-            swarm.set_agent_status(actor.agent_id, AgentStatus.RUNNING)
-            started = turn.emit_nowait(
-                AgentStarted(
-                    agent_id=actor.agent_id,
-                    trigger_ids=tuple(e.event.id for e in events),
-                )
-            )
-            result = await swarm.turn_function(turn)
-            await self._reply(turn, result or "")
-            # A quick turn's bookkeeping may still linger: write it now. Until
-            # ``agent_started`` is in, a cancel still ends the run cancelled.
-            swarm.events.flush()
-            await started
-            await self._end(
-                turn,
-                AgentCompleted(agent_id=actor.agent_id, result=result or ""),
-                joined=joined,
-            )
-        except asyncio.CancelledError:
-            status = "cancelled"
-            await asyncio.shield(
-                self._end(
-                    turn,
-                    AgentCancelled(agent_id=actor.agent_id, reason="cancelled"),
-                    status,
-                    joined=joined,
-                )
-            )
-            raise
-        except Exception as failure:  # the agent's failure, not the engine's
-            status, error = (
-                "failed",
-                (
-                    str(failure)
-                    if isinstance(failure, TurnFailed)
-                    else f"{type(failure).__name__}: {failure}"
-                ),
-            )
-            log.warning("turn of %s failed: %s", actor.agent_id, error)
-            await self._reply(turn, f"I could not do it: {error}")
-            await self._end(
-                turn,
-                AgentFailed(agent_id=actor.agent_id, error=error),
-                status,
-                error,
-                joined=joined,
-            )
-        finally:
-            if started is not None:  # the run's row must exist before its end
-                await asyncio.shield(asyncio.wait([started]))
-            actor.run_id = None
-            for promise, _stored in joined:
-                self.answered_by.pop(promise, None)
-            swarm.set_agent_status(
-                actor.agent_id,
-                AgentStatus.ERROR if status == "failed" else AgentStatus.IDLE,
-            )
+        return turn, joined
 
-    async def _end(
+    def _record_start(
+        self, turn: Turn, joined: Sequence[tuple[str, StoredEvent]]
+    ) -> asyncio.Future[StoredEvent]:
+        """Record the run (and those it answers) as running and emit its
+        ``agent_started``; the future of that event.
+
+        The runs' rows ride in the transaction of the ``agent_started``; the
+        turn begins without waiting for that commit (whatever it emits is
+        logged after it).
+        """
+        swarm, first, now = self.swarm, turn.events[0].event, time.time()
+        swarm.events.also_write(
+            START_RUN_SQL,
+            [
+                (turn.run_id, turn.agent_id, first.id, first.correlation_id, now),
+                *(
+                    (
+                        promise,
+                        turn.agent_id,
+                        stored.event.id,
+                        stored.event.correlation_id,
+                        now,
+                    )
+                    for promise, stored in joined
+                ),
+            ],
+        )
+        swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
+        return turn.emit_nowait(
+            AgentStarted(
+                agent_id=turn.agent_id,
+                trigger_ids=tuple(e.event.id for e in turn.events),
+            )
+        )
+
+    async def _run(self, turn: Turn, started: asyncio.Future[StoredEvent]) -> str:
+        """Call the turn function and send its answer to whoever asked; the
+        answer, once the run's ``agent_started`` is in the log.
+        """
+        answer = await self.swarm.turn_function(turn) or ""
+        await self._reply(turn, answer)
+        # A quick turn's bookkeeping may still linger: write it now. Until
+        # ``agent_started`` is in, a cancel still ends the run cancelled.
+        self.swarm.events.flush()
+        await started
+        return answer
+
+    async def _record_failure(
         self,
         turn: Turn,
-        event: Event,
-        status: str = "completed",
-        error: str | None = None,
+        failure: Exception,
+        joined: Sequence[tuple[str, StoredEvent]],
+    ) -> None:
+        """Tell the askers why the turn failed, and record its end."""
+        error = (
+            str(failure)
+            if isinstance(failure, TurnFailed)
+            else f"{type(failure).__name__}: {failure}"
+        )
+        log.warning("turn of %s failed: %s", turn.agent_id, error)
+        await self._reply(turn, f"I could not do it: {error}")
+        await self._record_end(
+            turn, AgentFailed(agent_id=turn.agent_id, error=error), joined
+        )
+
+    async def _release(
+        self,
+        actor: Actor,
+        started: asyncio.Future[StoredEvent] | None,
+        joined: Sequence[tuple[str, StoredEvent]],
         *,
+        failed: bool,
+    ) -> None:
+        """After the turn, however it ended: the agent is free again."""
+        if started is not None:  # the run's row must exist before its end
+            await asyncio.shield(asyncio.wait([started]))
+        actor.run_id = None
+        for promise, _stored in joined:
+            self.answered_by.pop(promise, None)
+        self.swarm.set_agent_status(
+            actor.agent_id, AgentStatus.ERROR if failed else AgentStatus.IDLE
+        )
+
+    async def _record_end(
+        self,
+        turn: Turn,
+        event: AgentCompleted | AgentFailed | AgentCancelled,
         joined: Sequence[tuple[str, StoredEvent]] = (),
     ) -> None:
         """Emit a run's last event, and the same end for each run it answered;
@@ -273,6 +304,8 @@ class Runner:
         The rows' ``error`` is scrubbed of secrets here, where run errors are
         written (the events are scrubbed by the event store).
         """
+        status = _END_STATUS[event.type]
+        error = event.error if isinstance(event, AgentFailed) else None
         now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
             FINISH_RUN_SQL,
