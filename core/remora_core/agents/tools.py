@@ -51,6 +51,8 @@ from remora_core.review.proposals import (
 from remora_core.review.unused_parameters import unused_new_parameters
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from remora_core.model import CodeNode
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,26 @@ MAX_SUMMARY = 300
 MAX_QUESTION_CHARS = 2_000
 MAX_OPTIONS = 10
 MAX_OPTION_CHARS = 200
+
+
+_KEEP_ARGUMENTS = "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArgumentsKept:
+    """A tool call's whole arguments, too long for its ``tool_called`` event,
+    stored once by hash (table ``tool_arguments``) in that event's transaction
+    (``EventStore.also_write``).
+    """
+
+    digest: str
+    """sha256 of ``body``: what the event names."""
+    body: str
+    """The arguments as JSON."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the body unless that hash is stored (in the database thread)."""
+        db.execute(_KEEP_ARGUMENTS, (self.digest, self.body))
 
 
 class ToolError(Exception):
@@ -141,8 +163,7 @@ def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]
         return arguments
     digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
     context.turn.swarm.events.also_write(
-        "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)",
-        [(digest, body.encode("utf-8", "replace").decode("utf-8"))],
+        ArgumentsKept(digest, body.encode("utf-8", "replace").decode("utf-8"))
     )
     keys = list(arguments)[:20]  # a fenced reply may invent any number of names
     share = max(40, (limit - 200) // max(1, len(keys)))

@@ -121,10 +121,27 @@ class Proposal:
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
 """The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
 _PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
-INSERT_SQL = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
-SUPERSEDE_SQL = (
-    "UPDATE proposals SET status = 'superseded', decided_at = ? WHERE id = ?"
-)
+_INSERT = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
+_SUPERSEDE = "UPDATE proposals SET status = 'superseded', decided_at = ? WHERE id = ?"
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalSaved:
+    """A new proposal and the pending ones it supersedes, as written: in a
+    transaction of its own, or in that of its ``rewrite_proposed`` event
+    (``EventStore.also_write``).
+    """
+
+    row: tuple[Any, ...]
+    """The proposal's row (:meth:`Proposal.to_row`)."""
+    superseded: tuple[str, ...]
+    decided_at: float
+    """When the superseded ones were."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the proposal, mark the others (in the database thread)."""
+        db.execute(_INSERT, self.row)
+        db.executemany(_SUPERSEDE, [(self.decided_at, i) for i in self.superseded])
 
 
 class ProposalStore:
@@ -198,7 +215,7 @@ class ProposalStore:
         self,
         proposal: Proposal,
         *,
-        write: Callable[[str, builtins.list[tuple[Any, ...]]], None] | None = None,
+        write: Callable[[ProposalSaved], None] | None = None,
     ) -> builtins.list[str]:
         """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
 
@@ -206,8 +223,8 @@ class ProposalStore:
         pending new node of the same name from the same agent. A rewrite and a
         new helper it calls are both kept: they belong together.
 
-        ``write(sql, rows)``, when given, takes the rows instead of a transaction
-        of their own (the event log's ``also_write``: the proposal is then stored
+        ``write``, when given, takes what is saved instead of a transaction
+        of its own (the event log's ``also_write``: the proposal is then stored
         in the same transaction as its ``rewrite_proposed`` event).
         """
         superseded: builtins.list[Proposal] = []
@@ -222,19 +239,11 @@ class ProposalStore:
             self._remember(changed)
         self._forget_old()
         ids = [p.id for p in superseded]
-        rows = [proposal.to_row()]
-        replaced = [(now, i) for i in ids]
+        saved = ProposalSaved(proposal.to_row(), tuple(ids), now)
         if write is not None:
-            write(INSERT_SQL, rows)
-            if replaced:
-                write(SUPERSEDE_SQL, replaced)
+            write(saved)
         elif self.database is not None:
-
-            def work(db: sqlite3.Connection) -> None:
-                db.executemany(INSERT_SQL, rows)
-                db.executemany(SUPERSEDE_SQL, replaced)
-
-            await self.database.transaction(work, "saving a proposal")
+            await self.database.transaction(saved.write, "saving a proposal")
         return ids
 
     def get(self, proposal_id: str) -> Proposal | None:

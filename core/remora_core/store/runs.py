@@ -14,21 +14,108 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
-START_RUN_SQL = (
+_START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
 )
-CANCELLED_RUN_SQL = (
+_CANCELLED_RUN = (
     "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at, ended_at, error) "
     "VALUES (?, ?, ?, ?, 'cancelled', ?, ?, 'cancelled before it started')"
 )
-"""A promised run cancelled while queued: it never started, yet is listed."""
-FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
-ADD_CHAIN_SQL = (
+_FINISH_RUN = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
+_ADD_CHAIN = (
     "INSERT OR REPLACE INTO activation_chain "
     "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
 )
+
+# Writes that ride in the transaction of the events they belong with
+# (``EventStore.also_write``): this module owns the tables, so it keeps their
+# SQL; the runner and the swarm say *what* happened.
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run that begins (written with its ``agent_started``)."""
+
+    run_id: str
+    node_id: str
+    trigger_event_id: str | None
+    correlation_id: str | None
+    started_at: float
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the run as ``running`` (in the database thread)."""
+        db.execute(
+            _START_RUN,
+            (
+                self.run_id,
+                self.node_id,
+                self.trigger_event_id,
+                self.correlation_id,
+                self.started_at,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunsFinished:
+    """Runs that ended the same way (a turn and the runs it answered),
+    written with their last events.
+    """
+
+    run_ids: tuple[str, ...]
+    status: str
+    ended_at: float
+    error: str | None
+    """Already scrubbed of secrets."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Update the runs' rows (in the database thread)."""
+        db.executemany(
+            _FINISH_RUN,
+            [(self.status, self.ended_at, self.error, i) for i in self.run_ids],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunCancelledEarly:
+    """A promised run cancelled while queued: it never started, yet is listed
+    (written with its ``agent_cancelled``).
+    """
+
+    run_id: str
+    node_id: str
+    trigger_event_id: str
+    correlation_id: str
+    queued_at: float
+    ended_at: float
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the run as ``cancelled`` (in the database thread)."""
+        db.execute(
+            _CANCELLED_RUN,
+            (
+                self.run_id,
+                self.node_id,
+                self.trigger_event_id,
+                self.correlation_id,
+                self.queued_at,
+                self.ended_at,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainsAdded:
+    """Cascade chain entries the rules admitted, written with the next events."""
+
+    entries: list[tuple[str, str, int, float]]
+    """``(correlation id, agent id, depth, timestamp)`` each."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert or replace the entries (in the database thread)."""
+        db.executemany(_ADD_CHAIN, self.entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +153,10 @@ class RunStore:
         if self.database is None:
             return
 
-        def work(db: sqlite3.Connection) -> None:
-            db.execute(
-                START_RUN_SQL,
-                (run_id, node_id, trigger_event_id, correlation_id, time.time()),
-            )
-
-        await self.database.transaction(work, "recording a run")
+        started = RunStarted(
+            run_id, node_id, trigger_event_id, correlation_id, time.time()
+        )
+        await self.database.transaction(started.write, "recording a run")
 
     async def finish(self, run_id: str, status: str, error: str | None = None) -> None:
         """Record how a run ended."""
@@ -82,10 +166,8 @@ class RunStore:
         if error is not None:
             error = scrub(error)  # like the runner's own writes
 
-        def work(db: sqlite3.Connection) -> None:
-            db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))
-
-        await self.database.transaction(work, "recording a run's end")
+        finished = RunsFinished((run_id,), status, time.time(), error)
+        await self.database.transaction(finished.write, "recording a run's end")
 
     async def running(self) -> list[tuple[str, str, str | None]]:
         """Runs recorded as ``running``: ``(run id, node id, correlation id)``."""

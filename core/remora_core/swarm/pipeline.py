@@ -34,7 +34,7 @@ from remora_core.events.store import EventStore, StoredEvent
 from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
 from remora_core.model import AgentStatus, NodeStatus
-from remora_core.store.runs import ADD_CHAIN_SQL, RunStore
+from remora_core.store.runs import ChainsAdded, RunStore
 from remora_core.swarm.cascade import CascadeRules
 from remora_core.swarm.runner import Runner
 from remora_core.swarm.turns import TurnFunction, acknowledge
@@ -274,7 +274,7 @@ class Swarm:
         """Admissions ride along with the next events' transaction."""
         if self.rules.unsaved:
             entries, self.rules.unsaved = self.rules.unsaved, []
-            self.events.also_write(ADD_CHAIN_SQL, entries)
+            self.events.also_write(ChainsAdded(entries))
 
     async def _expire_chains(self) -> None:
         self._queue_chains()

@@ -42,7 +42,7 @@ from remora_core.events.models import (
 )
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
-from remora_core.store.runs import CANCELLED_RUN_SQL, FINISH_RUN_SQL, START_RUN_SQL
+from remora_core.store.runs import RunCancelledEarly, RunsFinished, RunStarted
 from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
 
 if TYPE_CHECKING:
@@ -221,20 +221,17 @@ class Runner:
         """
         swarm, first, now = self.swarm, turn.events[0].event, time.time()
         swarm.events.also_write(
-            START_RUN_SQL,
-            [
-                (turn.run_id, turn.agent_id, first.id, first.correlation_id, now),
-                *(
-                    (
-                        promise,
-                        turn.agent_id,
-                        stored.event.id,
-                        stored.event.correlation_id,
-                        now,
-                    )
-                    for promise, stored in joined
-                ),
-            ],
+            RunStarted(turn.run_id, turn.agent_id, first.id, first.correlation_id, now),
+            *(
+                RunStarted(
+                    promise,
+                    turn.agent_id,
+                    stored.event.id,
+                    stored.event.correlation_id,
+                    now,
+                )
+                for promise, stored in joined
+            ),
         )
         swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
         return turn.emit_nowait(
@@ -308,11 +305,9 @@ class Runner:
         error = event.error if isinstance(event, AgentFailed) else None
         now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
-            FINISH_RUN_SQL,
-            [
-                (status, now, clean, run_id)
-                for run_id in (turn.run_id, *(promise for promise, _ in joined))
-            ],
+            RunsFinished(
+                (turn.run_id, *(promise for promise, _ in joined)), status, now, clean
+            )
         )
         # The runs it answered end first (queued, in the same transaction);
         # awaiting the turn's own end flushes them all at once: a lingering
@@ -379,17 +374,14 @@ class Runner:
                 # and the list of runs shows it cancelled.
                 trigger = dropped[0].event
                 self.swarm.events.also_write(
-                    CANCELLED_RUN_SQL,
-                    [
-                        (
-                            run_id,
-                            actor.agent_id,
-                            trigger.id,
-                            trigger.correlation_id,
-                            trigger.timestamp,
-                            time.time(),
-                        )
-                    ],
+                    RunCancelledEarly(
+                        run_id,
+                        actor.agent_id,
+                        trigger.id,
+                        trigger.correlation_id,
+                        trigger.timestamp,
+                        time.time(),
+                    )
                 )
                 self.swarm.emit_nowait(
                     AgentCancelled(
