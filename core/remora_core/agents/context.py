@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from remora_core.discovery.files import secret_glob
+from remora_core.model import ProposalStatus
 from remora_core.review.definition_edits import at_column_zero
 from remora_core.review.indentation import indent_at
 
@@ -142,7 +143,7 @@ class AgentContext:
 
     def own_source(self) -> str:
         """The source the agent works on: its node's, or the pending base's."""
-        if self.base is not None and self.base.status == "pending":
+        if self.base is not None and self.base.status == ProposalStatus.PENDING:
             return self.base.new_source
         return self.services.source_of(self.node)
 

@@ -37,7 +37,7 @@ from remora_core.events.models import (
 )
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.cards import node_ref
-from remora_core.model import NodeKind
+from remora_core.model import NodeKind, ProposalStatus
 from remora_core.project_paths import is_secret
 from remora_core.review.checks import Check
 from remora_core.review.indentation import indent_at
@@ -259,7 +259,7 @@ def _proposal(
         new_source=new,
         diff=diff,
         reasoning=reasoning,
-        status="pending",
+        status=ProposalStatus.PENDING,
         feedback=None,
         created_at=time.time(),
         decided_at=None,
@@ -280,7 +280,11 @@ async def rewrite_self(
     # judges what *this* step changed (the docstring step may not touch code,
     # but the hints the step before it added are not its doing).
     base = context.base
-    before = base.new_source if base is not None and base.status == "pending" else old
+    before = (
+        base.new_source
+        if base is not None and base.status == ProposalStatus.PENDING
+        else old
+    )
     guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
     checks = [guarded] if guarded is not None else []
     if unused := _unused_parameters(context, text, before, replacement):

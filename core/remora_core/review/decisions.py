@@ -43,7 +43,7 @@ from remora_core.events.models import (
     RewriteRejected,
     RewriteStale,
 )
-from remora_core.model import NodeStatus
+from remora_core.model import NodeStatus, ProposalStatus
 from remora_core.review.proposals import ProposalError, text_hash
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class Review:
 
         ``remember``: note the text it produces, for :meth:`holds`.
         """
-        if proposal.status != "pending":
+        if proposal.status != ProposalStatus.PENDING:
             raise NotApplicable(
                 f"proposal {proposal.id} is already {proposal.status}", stale=False
             )
@@ -187,7 +187,7 @@ class Review:
         recorded: list[str] = []
         for proposal_id in sorted(self.unfinished):
             proposal = self.services.proposals.get(proposal_id)
-            if proposal is None or proposal.status != "pending":
+            if proposal is None or proposal.status != ProposalStatus.PENDING:
                 self.unfinished.discard(proposal_id)
                 continue
             if path is not None and proposal.file_path != path:
@@ -196,7 +196,7 @@ class Review:
                 current = self.services.proposals.get(proposal_id)
                 if (
                     current is None
-                    or current.status != "pending"
+                    or current.status != ProposalStatus.PENDING
                     or proposal_id not in self.unfinished
                     or not self.holds(current)
                 ):
@@ -211,7 +211,9 @@ class Review:
 
     async def accepted(self, proposal: Proposal) -> Proposal:
         """Record that ``proposal`` is in the document."""
-        decided = await self.services.proposals.decide(proposal.id, "accepted")
+        decided = await self.services.proposals.decide(
+            proposal.id, ProposalStatus.ACCEPTED
+        )
         self.expected.pop(proposal.id, None)
         await self.emit(
             RewriteApplied(
@@ -252,7 +254,9 @@ class Review:
         now finishes first: they share :meth:`deciding`).
         """
         async with self.deciding(proposal.id):
-            await self.services.proposals.decide(proposal.id, "rejected", feedback)
+            await self.services.proposals.decide(
+                proposal.id, ProposalStatus.REJECTED, feedback
+            )
         self.expected.pop(proposal.id, None)
         event = RewriteRejected(
             agent_id=proposal.node_id,
@@ -269,7 +273,7 @@ class Review:
     async def stale(self, proposal: Proposal, reason: str) -> None:
         """Mark ``proposal`` stale (it will never be applied)."""
         try:
-            await self.services.proposals.decide(proposal.id, "stale")
+            await self.services.proposals.decide(proposal.id, ProposalStatus.STALE)
         except ProposalError:  # decided meanwhile
             return
         self.expected.pop(proposal.id, None)

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from remora_core.model import RunStatus
 from remora_core.redact import scrub
 
 if TYPE_CHECKING:
@@ -16,12 +17,12 @@ if TYPE_CHECKING:
 
 _START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
-    "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
+    "status, started_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
 _CANCELLED_RUN = (
     "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at, ended_at, error) "
-    "VALUES (?, ?, ?, ?, 'cancelled', ?, ?, 'cancelled before it started')"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, 'cancelled before it started')"
 )
 _FINISH_RUN = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
 _ADD_CHAIN = (
@@ -53,6 +54,7 @@ class RunStarted:
                 self.node_id,
                 self.trigger_event_id,
                 self.correlation_id,
+                RunStatus.RUNNING,
                 self.started_at,
             ),
         )
@@ -65,7 +67,7 @@ class RunsFinished:
     """
 
     run_ids: tuple[str, ...]
-    status: str
+    status: RunStatus
     ended_at: float
     error: str | None
     """Already scrubbed of secrets."""
@@ -100,6 +102,7 @@ class RunCancelledEarly:
                 self.node_id,
                 self.trigger_event_id,
                 self.correlation_id,
+                RunStatus.CANCELLED,
                 self.queued_at,
                 self.ended_at,
             ),
@@ -126,11 +129,20 @@ class RunRow:
     node_id: str
     trigger_event_id: str | None
     correlation_id: str | None
-    status: str
-    """running | completed | failed | cancelled | interrupted"""
+    status: RunStatus
     started_at: float
     ended_at: float | None
     error: str | None
+
+
+def _status(stored: str) -> RunStatus:
+    """A stored status; one this version does not know (written by a newer
+    one) reads as running, as the list of runs always showed it.
+    """
+    try:
+        return RunStatus(stored)
+    except ValueError:
+        return RunStatus.RUNNING
 
 
 class RunStore:
@@ -158,7 +170,9 @@ class RunStore:
         )
         await self.database.transaction(started.write, "recording a run")
 
-    async def finish(self, run_id: str, status: str, error: str | None = None) -> None:
+    async def finish(
+        self, run_id: str, status: RunStatus, error: str | None = None
+    ) -> None:
         """Record how a run ended."""
         if self.database is None:
             return
@@ -176,7 +190,8 @@ class RunStore:
 
         def work(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
             rows = db.execute(
-                "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
+                "SELECT id, node_id, correlation_id FROM runs WHERE status = ?",
+                (RunStatus.RUNNING,),
             ).fetchall()
             return [tuple(row) for row in rows]  # type: ignore[misc]
 
@@ -184,28 +199,31 @@ class RunStore:
 
     async def mark_interrupted(self, run_id: str) -> None:
         """Record that a run died with the process that ran it."""
-        await self.finish(run_id, "interrupted", "the server stopped during the run")
+        await self.finish(
+            run_id, RunStatus.INTERRUPTED, "the server stopped during the run"
+        )
 
-    async def status(self, run_id: str) -> str | None:
+    async def status(self, run_id: str) -> RunStatus | None:
         """A run's recorded status."""
         if self.database is None:
             return None
 
-        def work(db: sqlite3.Connection) -> str | None:
+        def work(db: sqlite3.Connection) -> RunStatus | None:
             row = db.execute(
                 "SELECT status FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return row[0] if row else None
+            return _status(row[0]) if row else None
 
         return await self.database.read(work, "reading a run")
 
     async def recent(
-        self, *, status: str | None, node_id: str | None, limit: int
+        self, *, status: RunStatus | None, node_id: str | None, limit: int
     ) -> list[RunRow]:
         """Recorded runs, newest first, optionally of one status and node."""
         if self.database is None:
             return []
-        where, args = [], []
+        where: list[str] = []
+        args: list[str] = []
         if status is not None:
             where.append("status = ?")
             args.append(status)
@@ -221,7 +239,7 @@ class RunStore:
                 "ORDER BY started_at DESC LIMIT ?",
                 (*args, limit),
             ).fetchall()
-            return [RunRow(*row) for row in rows]
+            return [RunRow(*row[:4], _status(row[4]), *row[5:]) for row in rows]
 
         return await self.database.read(work, "listing runs") or []
 

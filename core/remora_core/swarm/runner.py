@@ -40,7 +40,7 @@ from remora_core.events.models import (
     AgentStarted,
     new_event_id,
 )
-from remora_core.model import AgentStatus
+from remora_core.model import AgentStatus, RunStatus
 from remora_core.redact import scrub
 from remora_core.store.runs import RunCancelledEarly, RunsFinished, RunStarted
 from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
@@ -59,9 +59,9 @@ def _log_failure(done: asyncio.Future[object]) -> None:
 
 
 _END_STATUS = {
-    "agent_completed": "completed",
-    "agent_failed": "failed",
-    "agent_cancelled": "cancelled",
+    "agent_completed": RunStatus.COMPLETED,
+    "agent_failed": RunStatus.FAILED,
+    "agent_cancelled": RunStatus.CANCELLED,
 }
 """A run's last event → its status in ``runs``."""
 
