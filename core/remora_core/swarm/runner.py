@@ -114,6 +114,7 @@ class Actor:
             log.error("turn of %s crashed", self.agent_id, exc_info=task.exception())
         if not self.runner.closed:
             self._schedule()
+        self.runner.quieter()
 
     async def _turn(self) -> None:
         async with self.runner.limit:
@@ -128,6 +129,7 @@ class Actor:
         if self.wake is not None:
             self.wake.cancel()
             self.wake = None
+            self.runner.quieter()
         if self.task is not None and not self.task.done():
             self.task.cancel()
             return True
@@ -149,6 +151,9 @@ class Runner:
         answers with a run id before the run starts)."""
         self.answered_by: dict[str, str] = {}
         """A promised run coalesced into a running turn → that turn's run id."""
+        self._quieter = asyncio.Event()
+        """Set when a turn ends or a scheduled one is called off: whoever
+        waits in :meth:`idle` looks again."""
 
     def trigger(self, agent_id: str, stored: StoredEvent) -> None:
         """Queue an admitted trigger for ``agent_id``."""
@@ -370,6 +375,7 @@ class Runner:
                 if not actor.pending and actor.wake is not None:
                     actor.wake.cancel()
                     actor.wake = None
+                    self.quieter()
                 # The run never started, yet whoever holds its id sees it end,
                 # and the list of runs shows it cancelled.
                 trigger = dropped[0].event
@@ -401,17 +407,27 @@ class Runner:
         running = any(actor.run_id == run_id for actor in self.actors.values())
         return running or run_id in self.reserved.values()
 
+    def quieter(self) -> None:
+        """A turn ended or a scheduled one was called off (see :meth:`idle`)."""
+        self._quieter.set()
+
     async def idle(self) -> None:
         """Wait until no event is being stored and no turn is running or
         scheduled (tests, shutdown).
+
+        Events settle first (what a turn emits may trigger the next turn);
+        while a turn runs or waits for its cooldown, this waits for one to end
+        (:meth:`quieter`), then looks again.
         """
         events = self.swarm.events
         while True:
             await events.settled()
+            self._quieter.clear()
             busy = any(actor.busy for actor in self.actors.values()) or self.tasks
-            if not busy and not events.pending:
+            if busy:
+                await self._quieter.wait()
+            elif not events.pending:
                 return
-            await asyncio.sleep(0.005)
 
     async def close(self) -> None:
         """Cancel every running and scheduled turn."""
