@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from remora_core.agents.workspace import KeyValueStore, Overlay
     from remora_core.config import RemoraConfig
     from remora_core.index.codegraph import CodeGraph
+    from remora_core.index.text_watch import TextWatch
     from remora_core.model import CodeNode
     from remora_core.review.checks import Check
     from remora_core.review.guards import Guard, GuardViolation
@@ -69,6 +70,8 @@ class AgentServices:
     """Current bytes of a project file: the open buffer, else the disk."""
     document_version: Callable[[str], int | None]
     """Version of the open document of a path, None if it is not open."""
+    text_watch: TextWatch
+    """Wakes whoever waits for a file's text to change (an edit landing)."""
     proposals: ProposalStore
     kv: KeyValueStore
     overlay: Overlay

@@ -169,6 +169,17 @@ class Review:
         text = self.services.read_text(proposal.file_path)
         return text is not None and text_hash(text) == expected
 
+    async def landed(self, proposal: Proposal, timeout: float) -> bool:
+        """Wait until the file's text is the one the planned edit of
+        ``proposal`` produces (:meth:`holds`), at most ``timeout`` seconds;
+        whether it is. An editor's edit reaches the index a moment after the
+        editor says it applied it (``didChange``); each change of the file
+        wakes this wait (``index/text_watch.py``).
+        """
+        return await self.services.text_watch.until(
+            proposal.file_path, lambda: self.holds(proposal), timeout
+        )
+
     async def expect(self, planned: PlannedEdit) -> None:
         """Write down the text ``planned`` produces, before the editor applies
         it: what a restart needs to tell that the edit landed.
