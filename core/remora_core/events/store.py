@@ -37,7 +37,7 @@ import asyncio
 import logging
 import sqlite3
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -342,14 +342,14 @@ class EventStore:
         ]
 
     def _deliver(self, outcomes: list[Outcome]) -> None:
-        outcomes = [(future, self._number(o)) for future, o in outcomes]
-        committed = [o for _, o in outcomes if isinstance(o, StoredEvent)]
+        numbered = [(future, self._number(o)) for future, o in outcomes]
+        committed = [o for _, o in numbered if isinstance(o, StoredEvent)]
         if committed and self.on_commit is not None:
             try:
                 self.on_commit(committed)
             except Exception:
                 log.exception("handling committed events failed")
-        for future, outcome in outcomes:
+        for future, outcome in numbered:
             if future.done():
                 continue
             if isinstance(outcome, StoredEvent):
@@ -386,7 +386,7 @@ class EventStore:
 
     async def _write(
         self, events: list[Event]
-    ) -> list[StoredEvent | Unstored | sqlite3.IntegrityError]:
+    ) -> Sequence[StoredEvent | Unstored | sqlite3.IntegrityError]:
         """Write one batch; per event, its stored form, :class:`Unstored` when
         there is no store to write to, or why the store refused it.
 

@@ -239,7 +239,10 @@ class RunStore:
                 "ORDER BY started_at DESC LIMIT ?",
                 (*args, limit),
             ).fetchall()
-            return [RunRow(*row[:4], _status(row[4]), *row[5:]) for row in rows]
+            return [
+                RunRow(i, node, trigger, correlation, _status(stored), *rest)
+                for i, node, trigger, correlation, stored, *rest in rows
+            ]
 
         return await self.database.read(work, "listing runs") or []
 

@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING
 
 from remora_core.discovery.files import secret_glob
 from remora_core.events.bus import EventBus
-from remora_core.events.models import Event, RunInterrupted, TriggerRefused
+from remora_core.events.models import (
+    Event,
+    RunInterrupted,
+    TriggerRefused,
+    new_correlation_id,
+)
 from remora_core.events.store import EventStore, StoredEvent
 from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
@@ -182,7 +187,7 @@ class Swarm:
                         id=f"ev_interrupted_{run_id}",
                         agent_id=node_id,
                         run_id=run_id,
-                        **({"correlation_id": correlation} if correlation else {}),
+                        correlation_id=correlation or new_correlation_id(),
                     )
                 )
             except sqlite3.IntegrityError:

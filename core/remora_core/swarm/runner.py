@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _log_failure(done: asyncio.Future[object]) -> None:
+def _log_failure(done: asyncio.Future[StoredEvent]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("an event could not be stored", exc_info=done.exception())
 
