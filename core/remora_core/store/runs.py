@@ -15,6 +15,14 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
+RUN_ENDS = {
+    "agent_completed": RunStatus.COMPLETED,
+    "agent_failed": RunStatus.FAILED,
+    "agent_cancelled": RunStatus.CANCELLED,
+    "run_interrupted": RunStatus.INTERRUPTED,
+}
+"""The type of the event that ends a run → the status it leaves the run in."""
+
 _START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at) VALUES (?, ?, ?, ?, ?, ?)"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.model import AgentStatus
 from remora_core.model import RunStatus as StoredStatus
+from remora_core.store.runs import RUN_ENDS
 
 if TYPE_CHECKING:
     from remora_core.events.models import Event
@@ -48,7 +49,7 @@ STORED_AS = {
     RunStatus.WAITING: StoredStatus.RUNNING,
 }
 """What is shown → the ``runs.status`` to list (waiting runs are running)."""
-END_TYPES = ("agent_completed", "agent_failed", "agent_cancelled", "run_interrupted")
+END_TYPES = tuple(RUN_ENDS)
 MAX_RUNS = 500
 
 

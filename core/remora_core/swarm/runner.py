@@ -40,9 +40,14 @@ from remora_core.events.models import (
     AgentStarted,
     new_event_id,
 )
-from remora_core.model import AgentStatus, RunStatus
+from remora_core.model import AgentStatus
 from remora_core.redact import scrub
-from remora_core.store.runs import RunCancelledEarly, RunsFinished, RunStarted
+from remora_core.store.runs import (
+    RUN_ENDS,
+    RunCancelledEarly,
+    RunsFinished,
+    RunStarted,
+)
 from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
 
 if TYPE_CHECKING:
@@ -56,14 +61,6 @@ log = logging.getLogger(__name__)
 def _log_failure(done: asyncio.Future[StoredEvent]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("an event could not be stored", exc_info=done.exception())
-
-
-_END_STATUS = {
-    "agent_completed": RunStatus.COMPLETED,
-    "agent_failed": RunStatus.FAILED,
-    "agent_cancelled": RunStatus.CANCELLED,
-}
-"""A run's last event → its status in ``runs``."""
 
 
 def new_run_id() -> str:
@@ -306,7 +303,7 @@ class Runner:
         The rows' ``error`` is scrubbed of secrets here, where run errors are
         written (the events are scrubbed by the event store).
         """
-        status = _END_STATUS[event.type]
+        status = RUN_ENDS[event.type]
         error = event.error if isinstance(event, AgentFailed) else None
         now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
