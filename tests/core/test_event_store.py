@@ -18,6 +18,7 @@ from remora_core.events.models import (
 )
 from remora_core.events.store import EventStore
 from remora_core.store import Database
+from remora_core.store.runs import RunsFinished, RunStarted, RunStore
 
 
 @pytest.fixture(params=["sqlite", "memory"])
@@ -284,4 +285,26 @@ async def test_bookkeeping_lingers_to_share_the_next_commit(tmp_path):
         assert transactions[0] == 2
         assert [s.event.id for s in await store.since(last.seq)] == [alone.event.id]
     finally:
+        await database.close()
+
+
+async def test_bookkeeping_is_written_with_its_events_in_the_order_made(tmp_path):
+    """A run that starts and ends in one batch (cancelled before its
+    ``agent_started`` was committed) is stored ended, whatever other run ended
+    first in the same batch: the writes run in the order they were made.
+    """
+    database = await Database.open(tmp_path)
+    runs = RunStore(database)
+    await runs.start("run_other", "rm_b", None, None)
+    store = EventStore(database)
+    await store.open()
+    try:
+        store.also_write(RunsFinished(("run_other",), "completed", 2.0, None))
+        store.also_write(RunStarted("run_a", "rm_a", None, None, 1.0))
+        store.also_write(RunsFinished(("run_a",), "cancelled", 2.0, None))
+        await store.append(chat(1))
+        assert await runs.status("run_a") == "cancelled"
+        assert await runs.status("run_other") == "completed"
+    finally:
+        await store.close()
         await database.close()

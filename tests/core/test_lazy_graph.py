@@ -226,3 +226,27 @@ async def test_a_warm_start_keeps_ids_and_cross_file_callers(stored: Path):
         assert [n.kind for n in outline if n.name == "Service"] == [NodeKind.CLASS]
     finally:
         await project.close()
+
+
+async def test_waiting_for_the_graph_ends_when_the_background_load_does(graphs):
+    _whole, fresh = graphs
+    lazy = await fresh()
+    waiting = asyncio.ensure_future(lazy.wait_complete())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    indexed = asyncio.Event()
+    indexed.set()
+    await fill_graph(lazy, indexed, delay=0)
+    await asyncio.wait_for(waiting, 10)
+    assert lazy.complete
+    await asyncio.wait_for(lazy.wait_complete(), 10)  # complete: at once
+
+
+async def test_waiting_for_the_graph_ends_when_it_stops_reading_the_store(graphs):
+    _whole, fresh = graphs
+    lazy = await fresh()
+    waiting = asyncio.ensure_future(lazy.wait_complete())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    lazy.detach()  # what closing the project does
+    await asyncio.wait_for(waiting, 10)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from remora_core.discovery.files import secret_glob
+from remora_core.model import ProposalStatus
 from remora_core.review.definition_edits import at_column_zero
 from remora_core.review.indentation import indent_at
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from remora_core.agents.workspace import KeyValueStore, Overlay
     from remora_core.config import RemoraConfig
     from remora_core.index.codegraph import CodeGraph
+    from remora_core.index.text_watch import TextWatch
     from remora_core.model import CodeNode
     from remora_core.review.checks import Check
     from remora_core.review.guards import Guard, GuardViolation
@@ -68,6 +70,8 @@ class AgentServices:
     """Current bytes of a project file: the open buffer, else the disk."""
     document_version: Callable[[str], int | None]
     """Version of the open document of a path, None if it is not open."""
+    text_watch: TextWatch
+    """Wakes whoever waits for a file's text to change (an edit landing)."""
     proposals: ProposalStore
     kv: KeyValueStore
     overlay: Overlay
@@ -142,7 +146,7 @@ class AgentContext:
 
     def own_source(self) -> str:
         """The source the agent works on: its node's, or the pending base's."""
-        if self.base is not None and self.base.status == "pending":
+        if self.base is not None and self.base.status == ProposalStatus.PENDING:
             return self.base.new_source
         return self.services.source_of(self.node)
 

@@ -23,7 +23,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite3
@@ -35,11 +35,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SAVE_SQL = (
+_SAVE = (
     "INSERT INTO agent_state (agent_id, chat_history, last_activated) "
     "VALUES (?, ?, ?) ON CONFLICT (agent_id) DO UPDATE SET "
     "chat_history = excluded.chat_history, last_activated = excluded.last_activated"
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HistorySaved:
+    """An agent's history as saved, and when it was last active (its row of
+    ``agent_state``); written in a transaction of its own or with the turn's
+    last event (``EventStore.also_write``).
+    """
+
+    agent_id: str
+    chat_history: str
+    """The messages as JSON."""
+    last_activated: float
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert or update the agent's row (in the database thread)."""
+        db.execute(_SAVE, (self.agent_id, self.chat_history, self.last_activated))
 
 
 class ChatMemory:
@@ -94,11 +111,11 @@ class ChatMemory:
         agent_id: str,
         messages: Sequence[ModelMessage],
         *,
-        write: Callable[[str, list[tuple[Any, ...]]], None] | None = None,
+        write: Callable[[HistorySaved], None] | None = None,
     ) -> None:
         """Store the agent's history, cut to the limit, and note it was active now.
 
-        ``write(sql, rows)``, when given, takes the row instead of a transaction
+        ``write``, when given, takes the saved history instead of a transaction
         of its own (the event log's ``also_write``: the history is then stored
         with the turn's last event).
         """
@@ -112,18 +129,13 @@ class ChatMemory:
         self._cache[agent_id] = encoded
         if self.database is None:
             return
-        text = encoded.decode("utf-8")
+        saved = HistorySaved(agent_id, encoded.decode("utf-8"), time.time())
         if write is not None:
-            write(SAVE_SQL, [(agent_id, text, time.time())])
+            write(saved)
             return
-        database = self.database
-
-        def work(db: sqlite3.Connection) -> None:
-            db.execute(SAVE_SQL, (agent_id, text, time.time()))
-
         # Writes queue on the database's lock in order, so the last save wins.
         task = asyncio.ensure_future(
-            database.transaction(work, "saving an agent's chat history")
+            self.database.transaction(saved.write, "saving an agent's chat history")
         )
         self._writes.add(task)
         task.add_done_callback(self._written)

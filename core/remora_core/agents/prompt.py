@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from remora_core.agents.fenced import FENCED_RULES
+from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
     from remora_core.agents.bundles import Bundle
@@ -109,7 +110,7 @@ def _about(context: AgentContext, protocol: str) -> str:
 
 def _source_part(context: AgentContext) -> str:
     source = f"```python\n{context.shown_own_source()}\n```"
-    if context.base is not None and context.base.status == "pending":
+    if context.base is not None and context.base.status == ProposalStatus.PENDING:
         return (
             "Your source, with the change an earlier step proposed (pending "
             f"{context.base.id}; work on this, your proposal replaces it):\n{source}"

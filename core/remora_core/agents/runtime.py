@@ -72,6 +72,7 @@ class AgentRuntime:
             graph=index.graph,
             read_text=index.read_text,
             document_version=self._document_version,
+            text_watch=index.text_watch,
             proposals=ProposalStore(database),
             kv=KeyValueStore(database),
             overlay=Overlay(

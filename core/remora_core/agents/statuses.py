@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from remora_core.store.nodes import SET_AGENT_STATUS_SQL
+from remora_core.store.nodes import AgentStatusSet
 
 if TYPE_CHECKING:
     from remora_core.events.store import EventStore
@@ -57,7 +57,7 @@ class AgentStatuses:
         if self.events.durable and not self.closed():
             # Every flip comes with an event (a turn starting, ending, asking):
             # it rides in that event's transaction instead of costing its own.
-            self.events.also_write(SET_AGENT_STATUS_SQL, [(status.value, node_id)])
+            self.events.also_write(AgentStatusSet(node_id, status))
             return
         # Status flips come in bursts (every turn starts and ends): coalesce
         # them into one writer, and write what is left when closing.

@@ -37,7 +37,7 @@ from remora_core.events.models import (
 )
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.cards import node_ref
-from remora_core.model import NodeKind
+from remora_core.model import NodeKind, ProposalStatus
 from remora_core.project_paths import is_secret
 from remora_core.review.checks import Check
 from remora_core.review.indentation import indent_at
@@ -51,6 +51,8 @@ from remora_core.review.proposals import (
 from remora_core.review.unused_parameters import unused_new_parameters
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from remora_core.model import CodeNode
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,26 @@ MAX_SUMMARY = 300
 MAX_QUESTION_CHARS = 2_000
 MAX_OPTIONS = 10
 MAX_OPTION_CHARS = 200
+
+
+_KEEP_ARGUMENTS = "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArgumentsKept:
+    """A tool call's whole arguments, too long for its ``tool_called`` event,
+    stored once by hash (table ``tool_arguments``) in that event's transaction
+    (``EventStore.also_write``).
+    """
+
+    digest: str
+    """sha256 of ``body``: what the event names."""
+    body: str
+    """The arguments as JSON."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the body unless that hash is stored (in the database thread)."""
+        db.execute(_KEEP_ARGUMENTS, (self.digest, self.body))
 
 
 class ToolError(Exception):
@@ -141,8 +163,7 @@ def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]
         return arguments
     digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
     context.turn.swarm.events.also_write(
-        "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)",
-        [(digest, body.encode("utf-8", "replace").decode("utf-8"))],
+        ArgumentsKept(digest, body.encode("utf-8", "replace").decode("utf-8"))
     )
     keys = list(arguments)[:20]  # a fenced reply may invent any number of names
     share = max(40, (limit - 200) // max(1, len(keys)))
@@ -238,7 +259,7 @@ def _proposal(
         new_source=new,
         diff=diff,
         reasoning=reasoning,
-        status="pending",
+        status=ProposalStatus.PENDING,
         feedback=None,
         created_at=time.time(),
         decided_at=None,
@@ -259,7 +280,11 @@ async def rewrite_self(
     # judges what *this* step changed (the docstring step may not touch code,
     # but the hints the step before it added are not its doing).
     base = context.base
-    before = base.new_source if base is not None and base.status == "pending" else old
+    before = (
+        base.new_source
+        if base is not None and base.status == ProposalStatus.PENDING
+        else old
+    )
     guarded = check_rewrite(context, text, node.span.start_byte, before, replacement)
     checks = [guarded] if guarded is not None else []
     if unused := _unused_parameters(context, text, before, replacement):

@@ -35,12 +35,20 @@ def new_correlation_id() -> str:
     return f"co_{uuid.uuid4().hex[:16]}"
 
 
-class BaseEvent(BaseModel):
-    """The envelope every event has."""
+class BaseEvent(BaseModel, frozen=True):
+    """The envelope every event has.
+
+    Frozen by class keyword (every event class repeats it), not in
+    ``model_config``: type checkers read the keyword, so they know an event's
+    fields are read-only — which lets ``AgentStarted`` narrow ``agent_id`` to
+    a required ``str``. Such a narrowed field is declared ``= Field()``: a
+    required field in pydantic either way, and the type checker's word that
+    it does not inherit the envelope's default.
+    """
 
     # Validators are built on first use, not at import: building those of some
     # 30 event classes delayed every start-up's answer to ``initialize``.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(default_factory=new_event_id)
     timestamp: float = Field(default_factory=time.time)
@@ -79,7 +87,7 @@ class BaseEvent(BaseModel):
 _NODE_FIELDS = ("node_id", "node_ids", "added", "removed", "orphaned")
 
 
-class ContentChanged(BaseEvent):
+class ContentChanged(BaseEvent, frozen=True):
     """The text of nodes changed (an edit, a file changed on disk, start-up)."""
 
     type: Literal["content_changed"] = "content_changed"
@@ -88,7 +96,7 @@ class ContentChanged(BaseEvent):
     change: Literal["created", "modified", "deleted"] = "modified"
 
 
-class TopologyChanged(BaseEvent):
+class TopologyChanged(BaseEvent, frozen=True):
     """Nodes appeared in or disappeared from a file."""
 
     type: Literal["topology_changed"] = "topology_changed"
@@ -98,11 +106,11 @@ class TopologyChanged(BaseEvent):
     orphaned: tuple[str, ...] = ()
 
 
-class HumanChat(BaseEvent):
+class HumanChat(BaseEvent, frozen=True):
     """A person wrote to an agent."""
 
     type: Literal["human_chat"] = "human_chat"
-    to_agent: str
+    to_agent: str = Field()
     message: str
     bundle: str | None = None
     """The bundle the agent runs with for this request (a graph step's), instead
@@ -114,7 +122,7 @@ class HumanChat(BaseEvent):
     works on its new source, and its own proposal supersedes it."""
 
 
-class AgentMessage(BaseEvent):
+class AgentMessage(BaseEvent, frozen=True):
     """One agent wrote to another.
 
     ``request`` in ``tags``: the sender asked (``message_node``, ``ask_parent``)
@@ -123,8 +131,8 @@ class AgentMessage(BaseEvent):
     """
 
     type: Literal["agent_message"] = "agent_message"
-    from_agent: str
-    to_agent: str
+    from_agent: str = Field()
+    to_agent: str = Field()
     message: str
     tags: tuple[str, ...] = ()
     from_name: str = ""
@@ -135,68 +143,68 @@ class AgentMessage(BaseEvent):
     """For a reply: the id of the request it answers."""
 
 
-class AgentStarted(BaseEvent):
+class AgentStarted(BaseEvent, frozen=True):
     """An agent's turn began; ``trigger_ids`` are the events it is reacting to."""
 
     type: Literal["agent_started"] = "agent_started"
-    agent_id: str
+    agent_id: str = Field()
     trigger_ids: tuple[str, ...] = ()
 
 
-class AgentCompleted(BaseEvent):
+class AgentCompleted(BaseEvent, frozen=True):
     """An agent's turn ended normally."""
 
     type: Literal["agent_completed"] = "agent_completed"
-    agent_id: str
+    agent_id: str = Field()
     answered_by: str | None = None
     """Set on the end of a run whose request was coalesced into another run's
     turn (quick chats to one agent): the run that answered it."""
     result: str = ""
 
 
-class AgentFailed(BaseEvent):
+class AgentFailed(BaseEvent, frozen=True):
     """An agent's turn ended with an error."""
 
     type: Literal["agent_failed"] = "agent_failed"
-    agent_id: str
+    agent_id: str = Field()
     answered_by: str | None = None
     """Set on the end of a run whose request was coalesced into another run's
     turn (quick chats to one agent): the run that answered it."""
     error: str
 
 
-class AgentCancelled(BaseEvent):
+class AgentCancelled(BaseEvent, frozen=True):
     """An agent's turn was cancelled."""
 
     type: Literal["agent_cancelled"] = "agent_cancelled"
-    agent_id: str
+    agent_id: str = Field()
     answered_by: str | None = None
     """Set on the end of a run whose request was coalesced into another run's
     turn (quick chats to one agent): the run that answered it."""
     reason: str = ""
 
 
-class AgentBlocked(BaseEvent):
+class AgentBlocked(BaseEvent, frozen=True):
     """An agent waits for a person's answer."""
 
     type: Literal["agent_blocked"] = "agent_blocked"
-    agent_id: str
+    agent_id: str = Field()
     question_id: str
     question: str
     options: tuple[str, ...] = ()
 
 
-class AgentResumed(BaseEvent):
+class AgentResumed(BaseEvent, frozen=True):
     """A person answered an agent's question."""
 
     type: Literal["agent_resumed"] = "agent_resumed"
-    agent_id: str
+    agent_id: str = Field()
     question_id: str
     answer: str
     outcome: Literal["answered", "timed_out", "cancelled"] = "answered"
 
 
-class ModelRequest(BaseEvent):
+class ModelRequest(BaseEvent, frozen=True):
     """A request went to the model."""
 
     type: Literal["model_request"] = "model_request"
@@ -206,7 +214,7 @@ class ModelRequest(BaseEvent):
     retry_reason: str = ""
 
 
-class ModelResponse(BaseEvent):
+class ModelResponse(BaseEvent, frozen=True):
     """The model answered."""
 
     type: Literal["model_response"] = "model_response"
@@ -215,7 +223,7 @@ class ModelResponse(BaseEvent):
     finish_reason: str = ""
 
 
-class ToolCalled(BaseEvent):
+class ToolCalled(BaseEvent, frozen=True):
     """An agent called a tool."""
 
     type: Literal["tool_called"] = "tool_called"
@@ -223,7 +231,7 @@ class ToolCalled(BaseEvent):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class ToolResult(BaseEvent):
+class ToolResult(BaseEvent, frozen=True):
     """A tool answered."""
 
     type: Literal["tool_result"] = "tool_result"
@@ -232,7 +240,7 @@ class ToolResult(BaseEvent):
     summary: str = ""
 
 
-class RewriteProposed(BaseEvent):
+class RewriteProposed(BaseEvent, frozen=True):
     """An agent proposed new source for a node."""
 
     type: Literal["rewrite_proposed"] = "rewrite_proposed"
@@ -244,7 +252,7 @@ class RewriteProposed(BaseEvent):
     tests "running"; later outcomes arrive as ``proposal_checked``."""
 
 
-class RewriteApplied(BaseEvent):
+class RewriteApplied(BaseEvent, frozen=True):
     """A person accepted a proposal and it is in the document."""
 
     type: Literal["rewrite_applied"] = "rewrite_applied"
@@ -252,7 +260,7 @@ class RewriteApplied(BaseEvent):
     node_id: str
 
 
-class RewriteRejected(BaseEvent):
+class RewriteRejected(BaseEvent, frozen=True):
     """A person rejected a proposal (or the project's tests failed with it)."""
 
     type: Literal["rewrite_rejected"] = "rewrite_rejected"
@@ -264,7 +272,7 @@ class RewriteRejected(BaseEvent):
     output (``review.run_tests``)."""
 
 
-class ProposalChecked(BaseEvent):
+class ProposalChecked(BaseEvent, frozen=True):
     """A check of a pending proposal finished (its tests ran): the outcome."""
 
     type: Literal["proposal_checked"] = "proposal_checked"
@@ -274,7 +282,7 @@ class ProposalChecked(BaseEvent):
     """``{name, ok, detail, status}`` (``checks.py``)."""
 
 
-class RewriteStale(BaseEvent):
+class RewriteStale(BaseEvent, frozen=True):
     """A proposal's node changed before a decision; it will not be applied."""
 
     type: Literal["rewrite_stale"] = "rewrite_stale"
@@ -283,7 +291,7 @@ class RewriteStale(BaseEvent):
     reason: str = ""
 
 
-class RewriteNotApplied(BaseEvent):
+class RewriteNotApplied(BaseEvent, frozen=True):
     """A person accepted a proposal but its edit did not land (it stays pending)."""
 
     type: Literal["rewrite_not_applied"] = "rewrite_not_applied"
@@ -292,21 +300,21 @@ class RewriteNotApplied(BaseEvent):
     reason: str = ""
 
 
-class CheckpointCreated(BaseEvent):
+class CheckpointCreated(BaseEvent, frozen=True):
     """A snapshot of agent state was taken."""
 
     type: Literal["checkpoint_created"] = "checkpoint_created"
     checkpoint_id: str
 
 
-class CheckpointRestored(BaseEvent):
+class CheckpointRestored(BaseEvent, frozen=True):
     """Agents' state was brought back from a checkpoint."""
 
     type: Literal["checkpoint_restored"] = "checkpoint_restored"
     checkpoint_id: str
 
 
-class GraphStarted(BaseEvent):
+class GraphStarted(BaseEvent, frozen=True):
     """A batch graph run began (DESIGN §10)."""
 
     type: Literal["graph_started"] = "graph_started"
@@ -319,7 +327,7 @@ class GraphStarted(BaseEvent):
     past run (empty in events from before it was recorded)."""
 
 
-class GraphStepFinished(BaseEvent):
+class GraphStepFinished(BaseEvent, frozen=True):
     """One step of a graph run ended on one node."""
 
     type: Literal["graph_step_finished"] = "graph_step_finished"
@@ -335,7 +343,7 @@ class GraphStepFinished(BaseEvent):
     """This was the node's last step in the run (the node is finished)."""
 
 
-class GraphCompleted(BaseEvent):
+class GraphCompleted(BaseEvent, frozen=True):
     """A batch graph run ended: ``interrupted`` when the process died during it
     (announced at the next start; nothing is run again).
     """
@@ -349,11 +357,11 @@ class GraphCompleted(BaseEvent):
     """Nodes whose every step had ended (``interrupted``: before the crash)."""
 
 
-class TriggerRefused(BaseEvent):
+class TriggerRefused(BaseEvent, frozen=True):
     """A cascade rule stopped an event from triggering an agent."""
 
     type: Literal["trigger_refused"] = "trigger_refused"
-    agent_id: str
+    agent_id: str = Field()
     trigger_id: str
     rule: Literal[
         "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
@@ -361,21 +369,21 @@ class TriggerRefused(BaseEvent):
     reason: str
 
 
-class LimitReached(BaseEvent):
+class LimitReached(BaseEvent, frozen=True):
     """A bound (``limits`` settings) refused something a model asked for."""
 
     type: Literal["limit_reached"] = "limit_reached"
-    agent_id: str
+    agent_id: str = Field()
     limit: str
     """The setting, e.g. ``limits.tool_calls_per_run``."""
     reason: str
 
 
-class RunInterrupted(BaseEvent):
+class RunInterrupted(BaseEvent, frozen=True):
     """A run was in flight when the process stopped (found on the next start)."""
 
     type: Literal["run_interrupted"] = "run_interrupted"
-    agent_id: str
+    agent_id: str = Field()
 
 
 Event = Annotated[

@@ -37,9 +37,9 @@ import asyncio
 import logging
 import sqlite3
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from remora_core.events.models import Event, parse_event
 from remora_core.redact import scrub, scrub_json
@@ -56,6 +56,21 @@ _INSERT = (
     "agent_id, from_agent, to_agent, depth, payload) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+class Bookkeeping(Protocol):
+    """A write that rides in the transaction of the next events
+    (:meth:`EventStore.also_write`).
+
+    The module that owns the table implements it and keeps its SQL (a run's
+    row: ``store/runs.py``; an agent's status: ``store/nodes.py``; a proposal:
+    ``review/proposals.py``…): the log only runs it, in its transaction, after
+    the events and in the order the writes were made.
+    """
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Write the rows (in the database thread, inside the transaction)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +149,7 @@ _INSERT_NODES = "INSERT OR IGNORE INTO event_nodes (node_id, seq) VALUES (?, ?)"
 def _insert_events(
     db: sqlite3.Connection,
     batch: list[tuple[Event, tuple[str, ...], str]],
-    extras: dict[str, list[tuple[Any, ...]]],
+    extras: list[Bookkeeping],
     floor: int,
 ) -> list[StoredEvent | sqlite3.IntegrityError]:
     """Insert one batch of (event, its nodes, its JSON) in the database thread,
@@ -179,8 +194,8 @@ def _insert_events(
                 outcomes.append(error)
             db.execute("RELEASE one")
     db.execute("RELEASE batch")
-    for sql, extra in extras.items():
-        db.executemany(sql, extra)
+    for extra in extras:
+        extra.write(db)
     return outcomes
 
 
@@ -201,8 +216,8 @@ class EventStore:
         self.last_seq = 0
         self._memory: deque[StoredEvent] = deque(maxlen=MEMORY_KEEP)
         self._pending: list[tuple[Event, asyncio.Future[StoredEvent]]] = []
-        self._extras: dict[str, list[tuple[Any, ...]]] = {}
-        """Statement → rows to write with the next events (one executemany each)."""
+        self._extras: list[Bookkeeping] = []
+        """Writes to make with the next events, in the order they were made."""
         self._in_flight: deque[asyncio.Future[list[Outcome]]] = deque()
         """Batches being written, oldest first (at most :data:`PIPELINE_DEPTH`)."""
         self._starting = False
@@ -257,14 +272,15 @@ class EventStore:
         """Persist one event; return it with its ``seq`` once committed."""
         return await self.enqueue(event)
 
-    def also_write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Write ``rows`` with ``sql`` in the transaction of the next events.
+    def also_write(self, *writes: Bookkeeping) -> None:
+        """Make ``writes`` in the transaction of the next events.
 
         Bookkeeping that belongs with events (the run an ``agent_started``
-        opens, cascade chains) rides along instead of costing a commit.
+        opens, cascade chains) rides along instead of costing a commit, and
+        is written if and only if those events are.
         """
         if self.durable:
-            self._extras.setdefault(sql, []).extend(rows)
+            self._extras.extend(writes)
 
     async def append_many(self, events: list[Event]) -> list[StoredEvent]:
         """Persist several events (one transaction when nothing else is queued)."""
@@ -326,14 +342,14 @@ class EventStore:
         ]
 
     def _deliver(self, outcomes: list[Outcome]) -> None:
-        outcomes = [(future, self._number(o)) for future, o in outcomes]
-        committed = [o for _, o in outcomes if isinstance(o, StoredEvent)]
+        numbered = [(future, self._number(o)) for future, o in outcomes]
+        committed = [o for _, o in numbered if isinstance(o, StoredEvent)]
         if committed and self.on_commit is not None:
             try:
                 self.on_commit(committed)
             except Exception:
                 log.exception("handling committed events failed")
-        for future, outcome in outcomes:
+        for future, outcome in numbered:
             if future.done():
                 continue
             if isinstance(outcome, StoredEvent):
@@ -370,7 +386,7 @@ class EventStore:
 
     async def _write(
         self, events: list[Event]
-    ) -> list[StoredEvent | Unstored | sqlite3.IntegrityError]:
+    ) -> Sequence[StoredEvent | Unstored | sqlite3.IntegrityError]:
         """Write one batch; per event, its stored form, :class:`Unstored` when
         there is no store to write to, or why the store refused it.
 
@@ -383,7 +399,7 @@ class EventStore:
         if not self.durable:
             return [Unstored(e, n) for e, n in zip(events, nodes, strict=True)]
         assert self.database is not None
-        extras, self._extras = self._extras, {}
+        extras, self._extras = self._extras, []
         # Made here, not in the database thread: Python work there waits for
         # the GIL while this thread is busy (up to sys.getswitchinterval()).
         batch = [
@@ -396,8 +412,7 @@ class EventStore:
                 lambda db: _insert_events(db, batch, extras, floor), "saving events"
             )
         except BaseException:
-            for sql, extra in extras.items():  # rolled back: keep them pending
-                self._extras.setdefault(sql, []).extend(extra)
+            self._extras[:0] = extras  # rolled back: keep them pending, first
             raise
         if written is None:  # the store just failed: keep counting in memory
             return [Unstored(e, n) for e, n in zip(events, nodes, strict=True)]
@@ -529,12 +544,12 @@ class EventStore:
     async def close(self) -> None:
         """Finish the writes under way, and bookkeeping still waiting for one."""
         await self.settled()
-        extras, self._extras = self._extras, {}
+        extras, self._extras = self._extras, []
         if extras and self.durable:
             assert self.database is not None
 
             def work(db: sqlite3.Connection) -> None:
-                for sql, rows in extras.items():
-                    db.executemany(sql, rows)
+                for extra in extras:
+                    extra.write(db)
 
             await self.database.transaction(work, "saving bookkeeping")

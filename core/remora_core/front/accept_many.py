@@ -15,7 +15,6 @@ The edits of every file go to the :class:`~remora_core.editor.Editor` at once
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -107,7 +106,7 @@ async def _apply(
     failure = await _editor_applies(editor, files)
     for file in files:
         proposals = [_get(review, e.proposal_id) for e in file.edits]
-        if failure is None and not await _lands(review, proposals[0]):
+        if failure is None and not await review.landed(proposals[0], LAND_WAIT_S):
             reason = (
                 f"{file.path} does not hold the edits after applying them (the "
                 "editor may have skipped an edit made for an older version)"
@@ -139,13 +138,3 @@ def _get(review: Review, proposal_id: str) -> Proposal:
     proposal = review.services.proposals.get(proposal_id)
     assert proposal is not None  # planned a moment ago, under its lock
     return proposal
-
-
-async def _lands(review: Review, proposal: Proposal) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LAND_WAIT_S
-    while not review.holds(proposal):
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True

@@ -26,7 +26,6 @@ decide → ``editor.apply(plan)`` → verify → record, exactly once:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -100,10 +99,4 @@ async def _apply(review: Review, editor: Editor, proposal: Proposal) -> str | No
 
 async def _lands(review: Review, proposal: Proposal) -> bool:
     """Wait until the document holds the proposal (or give up)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + APPLY_WAIT_S
-    while not review.holds(proposal):
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+    return await review.landed(proposal, APPLY_WAIT_S)

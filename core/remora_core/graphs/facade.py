@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
+from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
     from remora_core.parts_port import PartsPort as Project
@@ -31,7 +32,7 @@ class Graphs:
 
         def pending(proposal_id: str) -> bool:
             found = proposals.get(proposal_id) if proposals else None
-            return found is not None and found.status == "pending"
+            return found is not None and found.status == ProposalStatus.PENDING
 
         self.engine = GraphEngine(
             project.swarm, pending_proposal=pending, checkpoint=self._checkpoint

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
+from remora_core.model import ProposalStatus
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import AsyncIterator, Callable
@@ -95,9 +97,9 @@ async def newest_first(
         # Only the keys are sorted (a few bytes a proposal); the sources are
         # read a page at a time, by rowid.
         rows = db.execute(
-            "SELECT rowid FROM proposals WHERE status = 'accepted' AND file_path = ? "
+            "SELECT rowid FROM proposals WHERE status = ? AND file_path = ? "
             "ORDER BY COALESCE(decided_at, 0) DESC, rowid DESC",
-            (path,),
+            (ProposalStatus.ACCEPTED, path),
         )
         return [row[0] for row in rows]
 
@@ -311,8 +313,9 @@ async def attributed_paths(database: Database | None) -> list[str]:
 
     def work(db: sqlite3.Connection) -> list[str]:
         rows = db.execute(
-            "SELECT DISTINCT file_path FROM proposals WHERE status = 'accepted' "
-            "ORDER BY file_path"
+            "SELECT DISTINCT file_path FROM proposals WHERE status = ? "
+            "ORDER BY file_path",
+            (ProposalStatus.ACCEPTED,),
         )
         return [row[0] for row in rows]
 

@@ -33,6 +33,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from remora_core.events.models import CheckpointCreated, CheckpointRestored
+from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
     import sqlite3
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_PENDING = f"status = '{ProposalStatus.PENDING}'"
 PARTS: dict[str, tuple[str, str]] = {
     "agent_state": ("SELECT * FROM agent_state ORDER BY agent_id", ""),
     "kv": ("SELECT * FROM kv ORDER BY agent_id, key", ""),
@@ -50,8 +52,8 @@ PARTS: dict[str, tuple[str, str]] = {
         "is_default = 0",
     ),
     "proposals": (
-        "SELECT * FROM proposals WHERE status = 'pending' ORDER BY id",
-        "status = 'pending'",
+        f"SELECT * FROM proposals WHERE {_PENDING} ORDER BY id",
+        _PENDING,
     ),
 }
 """Part name → (the query that snapshots it, which rows a restore replaces)."""
@@ -225,14 +227,14 @@ def _replace(db: sqlite3.Connection, part: str, replaced: str, stored: Any) -> N
     if part == "proposals":
         # Withdraw what was proposed since; bring back what is not decided.
         db.execute(
-            "UPDATE proposals SET status = 'superseded', decided_at = ? "
-            "WHERE status = 'pending'",
-            (time.time(),),
+            "UPDATE proposals SET status = ?, decided_at = ? WHERE status = ?",
+            (ProposalStatus.SUPERSEDED, time.time(), ProposalStatus.PENDING),
         )
         decided = {
             r[0]
             for r in db.execute(
-                "SELECT id FROM proposals WHERE status IN ('accepted', 'rejected')"
+                "SELECT id FROM proposals WHERE status IN (?, ?)",
+                (ProposalStatus.ACCEPTED, ProposalStatus.REJECTED),
             )
         }
         at = columns.index("id") if rows else 0

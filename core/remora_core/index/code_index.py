@@ -38,6 +38,7 @@ from remora_core.index.index_writes import IndexWrites, snapshot
 from remora_core.index.indexer import Extractor, Stat, Vouched
 from remora_core.index.resolve import FileResolver, ModuleMap, module_name
 from remora_core.index.search import search_nodes
+from remora_core.index.text_watch import TextWatch
 from remora_core.index.updates import (
     FileUpdate,
     apply_extraction,
@@ -79,6 +80,8 @@ class CodeIndex:
         """Files and renames not yet written to the store."""
         self.changes = ChangeTracker()
         """What each open document last announced (the next announcement's base)."""
+        self.text_watch = TextWatch()
+        """Told whenever a file's text here changes (an applied edit landing)."""
         self.tasks = TaskSet(f"project {root}")
         self.lock = asyncio.Lock()
         """Held by every async flow that reads files and then updates the graph."""
@@ -312,6 +315,7 @@ class CodeIndex:
         if not unchanged:
             self.writes.dirty.add(path)
             self.listener.nodes_changed(path)
+        self.text_watch.changed(path)
         return update
 
     def resolve(
@@ -352,6 +356,7 @@ class CodeIndex:
             self.modules.remove(path)
             self.writes.dirty.add(path)
         self._imports.pop(path, None)
+        self.text_watch.changed(path)
         return update
 
     def skip(self, path: str, reason: str) -> FileUpdate | None:
@@ -384,6 +389,8 @@ class CodeIndex:
         self.changes.rename(old, new)
         self.listener.file_moved(old, new)
         self.writes.moved(old, new)
+        self.text_watch.changed(old)
+        self.text_watch.changed(new)
         return True
 
     def dependents(self, paths: set[str]) -> set[str]:

@@ -17,6 +17,7 @@ changed, so an unloaded file is exactly what the store holds.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Protocol
@@ -90,6 +91,8 @@ class CodeGraph:
         """Paths not loaded yet whose file node is active (from their records)."""
         self._active_loaded = 0
         """Active nodes read from the store so far (for counting the rest)."""
+        self._completed: asyncio.Event | None = None
+        """Set once nothing is pending (made by the first :meth:`wait_complete`)."""
 
     # ---- loading ---------------------------------------------------------------
 
@@ -107,12 +110,15 @@ class CodeGraph:
         self._pending.update(file_ids)
         self._present = present & self._pending
         self._source = source
+        if self._pending and self._completed is not None and self._completed.is_set():
+            self._completed = None  # complete no more: later waits wait again
 
     def detach(self) -> None:
         """Stop reading the store (everything is loaded, or the project closed)."""
         source, self._source = self._source, None
         self._pending.clear()
         self._present.clear()
+        self._note_complete()
         if source is not None:
             source.close()
 
@@ -120,6 +126,22 @@ class CodeGraph:
     def complete(self) -> bool:
         """Whether every stored file is loaded."""
         return not self._pending
+
+    async def wait_complete(self) -> None:
+        """Return once every stored file is loaded (:attr:`complete`): by the
+        background load once the workspace is indexed (``graph_loading.py``),
+        by a question about the whole project, or because the graph stopped
+        reading the store (:meth:`detach`, which closing the project does).
+        """
+        if self.complete:
+            return
+        if self._completed is None:
+            self._completed = asyncio.Event()
+        await self._completed.wait()
+
+    def _note_complete(self) -> None:
+        if not self._pending and self._completed is not None:
+            self._completed.set()
 
     def load_some(self, count: int) -> bool:
         """Load up to ``count`` unloaded files; whether any are left."""
@@ -140,6 +162,7 @@ class CodeGraph:
             return
         self._pending.difference_update(paths)
         self._present.difference_update(paths)
+        self._note_complete()
         if self._source is None:
             return
         nodes = self._nodes

@@ -39,6 +39,7 @@ class DocumentSync:
         index.documents[path] = OpenDocument(
             path, version, text, index.config.discovery.max_file_bytes
         )
+        index.text_watch.changed(path)
         if not index.indexed.is_set():
             index.opened_while_indexing.add(path)
         if index.loaded.is_set():
@@ -59,6 +60,7 @@ class DocumentSync:
         if document is None:
             raise KeyError(path)
         document.apply(version, changes, encoding)
+        index.text_watch.changed(path)
         if not index.loaded.is_set():
             return None
         update = index.refresh_document(path, with_references=False)
@@ -69,7 +71,9 @@ class DocumentSync:
         """The editor closed ``path``: the file on disk is the truth again."""
         index = self.index
         index.changes.forget(path)
-        if index.documents.pop(path, None) is not None and index.root is not None:
+        closed = index.documents.pop(path, None)
+        index.text_watch.changed(path)
+        if closed is not None and index.root is not None:
             self._cancel_timer(path)
             index.tasks.spawn(self.disk.files_changed(changed=[path]), name="close")
 

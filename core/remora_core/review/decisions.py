@@ -42,7 +42,7 @@ from remora_core.events.models import (
     RewriteRejected,
     RewriteStale,
 )
-from remora_core.model import NodeStatus
+from remora_core.model import NodeStatus, ProposalStatus
 from remora_core.review.edits import PlannedEdit
 from remora_core.review.proposals import ProposalError, text_hash
 
@@ -102,7 +102,7 @@ class Review:
 
         ``remember``: note the text it produces, for :meth:`holds`.
         """
-        if proposal.status != "pending":
+        if proposal.status != ProposalStatus.PENDING:
             raise NotApplicable(
                 f"proposal {proposal.id} is already {proposal.status}", stale=False
             )
@@ -154,6 +154,17 @@ class Review:
         text = self.services.read_text(proposal.file_path)
         return text is not None and text_hash(text) == expected
 
+    async def landed(self, proposal: Proposal, timeout: float) -> bool:
+        """Wait until the file's text is the one the planned edit of
+        ``proposal`` produces (:meth:`holds`), at most ``timeout`` seconds;
+        whether it is. An editor's edit reaches the index a moment after the
+        editor says it applied it (``didChange``); each change of the file
+        wakes this wait (``index/text_watch.py``).
+        """
+        return await self.services.text_watch.until(
+            proposal.file_path, lambda: self.holds(proposal), timeout
+        )
+
     async def expect(self, planned: PlannedEdit) -> None:
         """Write down the text ``planned`` produces, before the editor applies
         it: what a restart needs to tell that the edit landed.
@@ -172,7 +183,7 @@ class Review:
         recorded: list[str] = []
         for proposal_id in sorted(self.unfinished):
             proposal = self.services.proposals.get(proposal_id)
-            if proposal is None or proposal.status != "pending":
+            if proposal is None or proposal.status != ProposalStatus.PENDING:
                 self.unfinished.discard(proposal_id)
                 continue
             if path is not None and proposal.file_path != path:
@@ -181,7 +192,7 @@ class Review:
                 current = self.services.proposals.get(proposal_id)
                 if (
                     current is None
-                    or current.status != "pending"
+                    or current.status != ProposalStatus.PENDING
                     or proposal_id not in self.unfinished
                     or not self.holds(current)
                 ):
@@ -196,7 +207,9 @@ class Review:
 
     async def accepted(self, proposal: Proposal) -> Proposal:
         """Record that ``proposal`` is in the document."""
-        decided = await self.services.proposals.decide(proposal.id, "accepted")
+        decided = await self.services.proposals.decide(
+            proposal.id, ProposalStatus.ACCEPTED
+        )
         self.expected.pop(proposal.id, None)
         await self.emit(
             RewriteApplied(
@@ -237,7 +250,9 @@ class Review:
         now finishes first: they share :meth:`deciding`).
         """
         async with self.deciding(proposal.id):
-            await self.services.proposals.decide(proposal.id, "rejected", feedback)
+            await self.services.proposals.decide(
+                proposal.id, ProposalStatus.REJECTED, feedback
+            )
         self.expected.pop(proposal.id, None)
         event = RewriteRejected(
             agent_id=proposal.node_id,
@@ -254,7 +269,7 @@ class Review:
     async def stale(self, proposal: Proposal, reason: str) -> None:
         """Mark ``proposal`` stale (it will never be applied)."""
         try:
-            await self.services.proposals.decide(proposal.id, "stale")
+            await self.services.proposals.decide(proposal.id, ProposalStatus.STALE)
         except ProposalError:  # decided meanwhile
             return
         self.expected.pop(proposal.id, None)

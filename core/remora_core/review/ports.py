@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from remora_core.config import RemoraConfig
     from remora_core.index.codegraph import CodeGraph
+    from remora_core.index.text_watch import TextWatch
     from remora_core.review.proposals import ProposalStore
 
 
@@ -50,4 +51,9 @@ class ReviewServices(Protocol):
     @property
     def document_version(self) -> Callable[[str], int | None]:
         """Version of the open document of a path, None if it is not open."""
+        ...
+
+    @property
+    def text_watch(self) -> TextWatch:
+        """Wakes whoever waits for a file's text to change (an edit landing)."""
         ...

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from remora_core.model import ProposalStatus
 from remora_core.review.checks import Check
 from remora_core.review.definition_edits import prepare_new_node, prepare_rewrite
 from remora_core.review.source_checks import ProposalError
@@ -52,7 +53,7 @@ __all__ = [
     "prepare_rewrite",
 ]
 
-DECISIONS = ("accepted", "rejected", "stale")
+DECISIONS = (ProposalStatus.ACCEPTED, ProposalStatus.REJECTED, ProposalStatus.STALE)
 """What a pending proposal may become by :meth:`ProposalStore.decide`."""
 
 RECENT = 200
@@ -83,14 +84,18 @@ class Proposal:
     """The exact text to put there, indentation and newlines already fitted."""
     diff: str
     reasoning: str
-    status: str
-    """``pending``, ``accepted``, ``rejected``, ``stale`` or ``superseded``."""
+    status: ProposalStatus
+    """Pending, or what became of it (a plain string given is converted)."""
     feedback: str | None
     created_at: float
     decided_at: float | None
     checks: tuple[Check, ...] = ()
     """What was checked and how it went (``checks.py``): the intent guard it
     passed, the project's tests (updated when they finish)."""
+
+    def __post_init__(self) -> None:
+        if type(self.status) is not ProposalStatus:  # a row, or a caller's string
+            object.__setattr__(self, "status", ProposalStatus(self.status))
 
     def to_json(self) -> dict[str, Any]:
         """Every field, for events and command results."""
@@ -121,10 +126,30 @@ class Proposal:
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
 """The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
 _PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
-INSERT_SQL = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
-SUPERSEDE_SQL = (
-    "UPDATE proposals SET status = 'superseded', decided_at = ? WHERE id = ?"
-)
+_INSERT = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
+_SUPERSEDE = "UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?"
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalSaved:
+    """A new proposal and the pending ones it supersedes, as written: in a
+    transaction of its own, or in that of its ``rewrite_proposed`` event
+    (``EventStore.also_write``).
+    """
+
+    row: tuple[Any, ...]
+    """The proposal's row (:meth:`Proposal.to_row`)."""
+    superseded: tuple[str, ...]
+    decided_at: float
+    """When the superseded ones were."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the proposal, mark the others (in the database thread)."""
+        db.execute(_INSERT, self.row)
+        db.executemany(
+            _SUPERSEDE,
+            [(ProposalStatus.SUPERSEDED, self.decided_at, i) for i in self.superseded],
+        )
 
 
 class ProposalStore:
@@ -153,15 +178,17 @@ class ProposalStore:
             db: sqlite3.Connection,
         ) -> tuple[builtins.list[Proposal], dict[str, str]]:
             rows: builtins.list[Any] = []
+            pending = (ProposalStatus.PENDING,)
             for query in (
-                f"SELECT {_COLUMNS} FROM proposals WHERE status = 'pending'",
-                f"SELECT {_COLUMNS} FROM proposals WHERE status != 'pending' "
+                f"SELECT {_COLUMNS} FROM proposals WHERE status = ?",
+                f"SELECT {_COLUMNS} FROM proposals WHERE status != ? "
                 f"ORDER BY created_at DESC LIMIT {RECENT}",
             ):
-                rows.extend(db.execute(query).fetchall())
+                rows.extend(db.execute(query, pending).fetchall())
             accepting = db.execute(
                 "SELECT id, accepting FROM proposals "
-                "WHERE status = 'pending' AND accepting IS NOT NULL"
+                "WHERE status = ? AND accepting IS NOT NULL",
+                pending,
             ).fetchall()
             proposals = [Proposal.from_row(tuple(row)) for row in rows]
             return proposals, {key: value for key, value in accepting}
@@ -187,9 +214,8 @@ class ProposalStore:
 
         def work(db: sqlite3.Connection) -> None:
             db.execute(
-                "UPDATE proposals SET accepting = ? "
-                "WHERE id = ? AND status = 'pending'",
-                (digest, proposal_id),
+                "UPDATE proposals SET accepting = ? WHERE id = ? AND status = ?",
+                (digest, proposal_id, ProposalStatus.PENDING),
             )
 
         await self.database.transaction(work, "recording an acceptance under way")
@@ -198,7 +224,7 @@ class ProposalStore:
         self,
         proposal: Proposal,
         *,
-        write: Callable[[str, builtins.list[tuple[Any, ...]]], None] | None = None,
+        write: Callable[[ProposalSaved], None] | None = None,
     ) -> builtins.list[str]:
         """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
 
@@ -206,35 +232,29 @@ class ProposalStore:
         pending new node of the same name from the same agent. A rewrite and a
         new helper it calls are both kept: they belong together.
 
-        ``write(sql, rows)``, when given, takes the rows instead of a transaction
-        of their own (the event log's ``also_write``: the proposal is then stored
+        ``write``, when given, takes what is saved instead of a transaction
+        of its own (the event log's ``also_write``: the proposal is then stored
         in the same transaction as its ``rewrite_proposed`` event).
         """
         superseded: builtins.list[Proposal] = []
         now = time.time()
-        if proposal.status == "pending":
+        if proposal.status == ProposalStatus.PENDING:
             for old in self.pending(node_id=proposal.node_id):
                 if old.id != proposal.id and _replaces(proposal, old):
                     superseded.append(
-                        dataclasses.replace(old, status="superseded", decided_at=now)
+                        dataclasses.replace(
+                            old, status=ProposalStatus.SUPERSEDED, decided_at=now
+                        )
                     )
         for changed in (*superseded, proposal):
             self._remember(changed)
         self._forget_old()
         ids = [p.id for p in superseded]
-        rows = [proposal.to_row()]
-        replaced = [(now, i) for i in ids]
+        saved = ProposalSaved(proposal.to_row(), tuple(ids), now)
         if write is not None:
-            write(INSERT_SQL, rows)
-            if replaced:
-                write(SUPERSEDE_SQL, replaced)
+            write(saved)
         elif self.database is not None:
-
-            def work(db: sqlite3.Connection) -> None:
-                db.executemany(INSERT_SQL, rows)
-                db.executemany(SUPERSEDE_SQL, replaced)
-
-            await self.database.transaction(work, "saving a proposal")
+            await self.database.transaction(saved.write, "saving a proposal")
         return ids
 
     def get(self, proposal_id: str) -> Proposal | None:
@@ -253,21 +273,24 @@ class ProposalStore:
         elif path is not None:
             found = self._pending_by_path.get(path, {}).values()
         else:
-            found = [p for p in self._by_id.values() if p.status == "pending"]
+            found = [
+                p for p in self._by_id.values() if p.status == ProposalStatus.PENDING
+            ]
         return sorted(found, key=lambda p: p.created_at)
 
     async def decide(
-        self, proposal_id: str, status: str, feedback: str | None = None
+        self, proposal_id: str, status: ProposalStatus, feedback: str | None = None
     ) -> Proposal:
         """Mark a pending proposal accepted, rejected or stale; the updated proposal."""
         if status not in DECISIONS:
             raise ProposalError(
-                f"a proposal can be decided as {', '.join(DECISIONS)}, not {status!r}"
+                f"a proposal can be decided as {', '.join(DECISIONS)}, "
+                f"not {str(status)!r}"
             )
         current = self._by_id.get(proposal_id)
         if current is None:
             raise ProposalError(f"there is no proposal {proposal_id}")
-        if current.status != "pending":
+        if current.status != ProposalStatus.PENDING:
             raise ProposalError(f"proposal {proposal_id} is already {current.status}")
         decided = dataclasses.replace(
             current, status=status, feedback=feedback, decided_at=time.time()
@@ -290,7 +313,7 @@ class ProposalStore:
         name); the updated proposal, or None if it is no longer pending.
         """
         current = self._by_id.get(proposal_id)
-        if current is None or current.status != "pending":
+        if current is None or current.status != ProposalStatus.PENDING:
             return None
         others = tuple(c for c in current.checks if c.name != check.name)
         updated = dataclasses.replace(current, checks=(*others, check))
@@ -337,9 +360,11 @@ class ProposalStore:
         await self.database.transaction(work, "moving proposals to a renamed file")
 
     def list(
-        self, *, path: str | None = None, status: str | None = None
+        self, *, path: str | None = None, status: ProposalStatus | str | None = None
     ) -> builtins.list[Proposal]:
-        """Proposals in memory, newest first, optionally of one file and status."""
+        """Proposals in memory, newest first, optionally of one file and status
+        (a string names a status by its value: an unknown one matches none).
+        """
         found = [
             p
             for p in self._by_id.values()
@@ -355,7 +380,7 @@ class ProposalStore:
             _discard(self._pending_by_node, previous.node_id, previous.id)
             _discard(self._pending_by_path, previous.file_path, previous.id)
         self._by_id[proposal.id] = proposal
-        if proposal.status == "pending":
+        if proposal.status == ProposalStatus.PENDING:
             self._pending_by_node.setdefault(proposal.node_id, {})[proposal.id] = (
                 proposal
             )
@@ -365,7 +390,9 @@ class ProposalStore:
 
     def _forget_old(self) -> None:
         """Drop decided proposals beyond twice :data:`RECENT` from memory."""
-        decided = [p for p in self._by_id.values() if p.status != "pending"]
+        decided = [
+            p for p in self._by_id.values() if p.status != ProposalStatus.PENDING
+        ]
         if len(decided) <= 2 * RECENT:
             return
         decided.sort(key=lambda p: p.created_at, reverse=True)

@@ -28,7 +28,21 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
-SET_AGENT_STATUS_SQL = "UPDATE nodes SET agent_status = ? WHERE id = ?"
+_SET_AGENT_STATUS = "UPDATE nodes SET agent_status = ? WHERE id = ?"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStatusSet:
+    """An agent's new status, written in the transaction of the event that
+    comes with the flip (``EventStore.also_write``, ``agents/statuses.py``).
+    """
+
+    node_id: str
+    status: AgentStatus
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Update the node's row (in the database thread)."""
+        db.execute(_SET_AGENT_STATUS, (self.status.value, self.node_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +313,7 @@ class NodeStore:
             for node_id in statuses:  # its row no longer holds that object
                 self._rows.pop(node_id, None)
             db.executemany(
-                SET_AGENT_STATUS_SQL,
+                _SET_AGENT_STATUS,
                 [(status.value, node_id) for node_id, status in statuses.items()],
             )
 

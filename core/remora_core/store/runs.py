@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from remora_core.model import RunStatus
 from remora_core.redact import scrub
 
 if TYPE_CHECKING:
@@ -14,21 +15,118 @@ if TYPE_CHECKING:
     from remora_core.store.database import Database
 
 
-START_RUN_SQL = (
+RUN_ENDS = {
+    "agent_completed": RunStatus.COMPLETED,
+    "agent_failed": RunStatus.FAILED,
+    "agent_cancelled": RunStatus.CANCELLED,
+    "run_interrupted": RunStatus.INTERRUPTED,
+}
+"""The type of the event that ends a run → the status it leaves the run in."""
+
+_START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
-    "status, started_at) VALUES (?, ?, ?, ?, 'running', ?)"
+    "status, started_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
-CANCELLED_RUN_SQL = (
+_CANCELLED_RUN = (
     "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at, ended_at, error) "
-    "VALUES (?, ?, ?, ?, 'cancelled', ?, ?, 'cancelled before it started')"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, 'cancelled before it started')"
 )
-"""A promised run cancelled while queued: it never started, yet is listed."""
-FINISH_RUN_SQL = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
-ADD_CHAIN_SQL = (
+_FINISH_RUN = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
+_ADD_CHAIN = (
     "INSERT OR REPLACE INTO activation_chain "
     "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
 )
+
+# Writes that ride in the transaction of the events they belong with
+# (``EventStore.also_write``): this module owns the tables, so it keeps their
+# SQL; the runner and the swarm say *what* happened.
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run that begins (written with its ``agent_started``)."""
+
+    run_id: str
+    node_id: str
+    trigger_event_id: str | None
+    correlation_id: str | None
+    started_at: float
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the run as ``running`` (in the database thread)."""
+        db.execute(
+            _START_RUN,
+            (
+                self.run_id,
+                self.node_id,
+                self.trigger_event_id,
+                self.correlation_id,
+                RunStatus.RUNNING,
+                self.started_at,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunsFinished:
+    """Runs that ended the same way (a turn and the runs it answered),
+    written with their last events.
+    """
+
+    run_ids: tuple[str, ...]
+    status: RunStatus
+    ended_at: float
+    error: str | None
+    """Already scrubbed of secrets."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Update the runs' rows (in the database thread)."""
+        db.executemany(
+            _FINISH_RUN,
+            [(self.status, self.ended_at, self.error, i) for i in self.run_ids],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunCancelledEarly:
+    """A promised run cancelled while queued: it never started, yet is listed
+    (written with its ``agent_cancelled``).
+    """
+
+    run_id: str
+    node_id: str
+    trigger_event_id: str
+    correlation_id: str
+    queued_at: float
+    ended_at: float
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the run as ``cancelled`` (in the database thread)."""
+        db.execute(
+            _CANCELLED_RUN,
+            (
+                self.run_id,
+                self.node_id,
+                self.trigger_event_id,
+                self.correlation_id,
+                RunStatus.CANCELLED,
+                self.queued_at,
+                self.ended_at,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainsAdded:
+    """Cascade chain entries the rules admitted, written with the next events."""
+
+    entries: list[tuple[str, str, int, float]]
+    """``(correlation id, agent id, depth, timestamp)`` each."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert or replace the entries (in the database thread)."""
+        db.executemany(_ADD_CHAIN, self.entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +137,20 @@ class RunRow:
     node_id: str
     trigger_event_id: str | None
     correlation_id: str | None
-    status: str
-    """running | completed | failed | cancelled | interrupted"""
+    status: RunStatus
     started_at: float
     ended_at: float | None
     error: str | None
+
+
+def _status(stored: str) -> RunStatus:
+    """A stored status; one this version does not know (written by a newer
+    one) reads as running, as the list of runs always showed it.
+    """
+    try:
+        return RunStatus(stored)
+    except ValueError:
+        return RunStatus.RUNNING
 
 
 class RunStore:
@@ -66,15 +173,14 @@ class RunStore:
         if self.database is None:
             return
 
-        def work(db: sqlite3.Connection) -> None:
-            db.execute(
-                START_RUN_SQL,
-                (run_id, node_id, trigger_event_id, correlation_id, time.time()),
-            )
+        started = RunStarted(
+            run_id, node_id, trigger_event_id, correlation_id, time.time()
+        )
+        await self.database.transaction(started.write, "recording a run")
 
-        await self.database.transaction(work, "recording a run")
-
-    async def finish(self, run_id: str, status: str, error: str | None = None) -> None:
+    async def finish(
+        self, run_id: str, status: RunStatus, error: str | None = None
+    ) -> None:
         """Record how a run ended."""
         if self.database is None:
             return
@@ -82,10 +188,8 @@ class RunStore:
         if error is not None:
             error = scrub(error)  # like the runner's own writes
 
-        def work(db: sqlite3.Connection) -> None:
-            db.execute(FINISH_RUN_SQL, (status, time.time(), error, run_id))
-
-        await self.database.transaction(work, "recording a run's end")
+        finished = RunsFinished((run_id,), status, time.time(), error)
+        await self.database.transaction(finished.write, "recording a run's end")
 
     async def running(self) -> list[tuple[str, str, str | None]]:
         """Runs recorded as ``running``: ``(run id, node id, correlation id)``."""
@@ -94,7 +198,8 @@ class RunStore:
 
         def work(db: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
             rows = db.execute(
-                "SELECT id, node_id, correlation_id FROM runs WHERE status = 'running'"
+                "SELECT id, node_id, correlation_id FROM runs WHERE status = ?",
+                (RunStatus.RUNNING,),
             ).fetchall()
             return [tuple(row) for row in rows]  # type: ignore[misc]
 
@@ -102,28 +207,31 @@ class RunStore:
 
     async def mark_interrupted(self, run_id: str) -> None:
         """Record that a run died with the process that ran it."""
-        await self.finish(run_id, "interrupted", "the server stopped during the run")
+        await self.finish(
+            run_id, RunStatus.INTERRUPTED, "the server stopped during the run"
+        )
 
-    async def status(self, run_id: str) -> str | None:
+    async def status(self, run_id: str) -> RunStatus | None:
         """A run's recorded status."""
         if self.database is None:
             return None
 
-        def work(db: sqlite3.Connection) -> str | None:
+        def work(db: sqlite3.Connection) -> RunStatus | None:
             row = db.execute(
                 "SELECT status FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return row[0] if row else None
+            return _status(row[0]) if row else None
 
         return await self.database.read(work, "reading a run")
 
     async def recent(
-        self, *, status: str | None, node_id: str | None, limit: int
+        self, *, status: RunStatus | None, node_id: str | None, limit: int
     ) -> list[RunRow]:
         """Recorded runs, newest first, optionally of one status and node."""
         if self.database is None:
             return []
-        where, args = [], []
+        where: list[str] = []
+        args: list[str] = []
         if status is not None:
             where.append("status = ?")
             args.append(status)
@@ -139,7 +247,10 @@ class RunStore:
                 "ORDER BY started_at DESC LIMIT ?",
                 (*args, limit),
             ).fetchall()
-            return [RunRow(*row) for row in rows]
+            return [
+                RunRow(i, node, trigger, correlation, _status(stored), *rest)
+                for i, node, trigger, correlation, stored, *rest in rows
+            ]
 
         return await self.database.read(work, "listing runs") or []
 

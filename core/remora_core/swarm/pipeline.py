@@ -29,12 +29,17 @@ from typing import TYPE_CHECKING
 
 from remora_core.discovery.files import secret_glob
 from remora_core.events.bus import EventBus
-from remora_core.events.models import Event, RunInterrupted, TriggerRefused
+from remora_core.events.models import (
+    Event,
+    RunInterrupted,
+    TriggerRefused,
+    new_correlation_id,
+)
 from remora_core.events.store import EventStore, StoredEvent
 from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
 from remora_core.model import AgentStatus, NodeStatus
-from remora_core.store.runs import ADD_CHAIN_SQL, RunStore
+from remora_core.store.runs import ChainsAdded, RunStore
 from remora_core.swarm.cascade import CascadeRules
 from remora_core.swarm.runner import Runner
 from remora_core.swarm.turns import TurnFunction, acknowledge
@@ -182,7 +187,7 @@ class Swarm:
                         id=f"ev_interrupted_{run_id}",
                         agent_id=node_id,
                         run_id=run_id,
-                        **({"correlation_id": correlation} if correlation else {}),
+                        correlation_id=correlation or new_correlation_id(),
                     )
                 )
             except sqlite3.IntegrityError:
@@ -274,7 +279,7 @@ class Swarm:
         """Admissions ride along with the next events' transaction."""
         if self.rules.unsaved:
             entries, self.rules.unsaved = self.rules.unsaved, []
-            self.events.also_write(ADD_CHAIN_SQL, entries)
+            self.events.also_write(ChainsAdded(entries))
 
     async def _expire_chains(self) -> None:
         self._queue_chains()

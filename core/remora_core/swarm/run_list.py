@@ -13,6 +13,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from remora_core.model import AgentStatus
+from remora_core.model import RunStatus as StoredStatus
+from remora_core.store.runs import RUN_ENDS
+
 if TYPE_CHECKING:
     from remora_core.events.models import Event
     from remora_core.store.runs import RunRow
@@ -33,14 +37,19 @@ class RunStatus(StrEnum):
 
 
 STORED_STATUS = {
-    "running": RunStatus.RUNNING,
-    "completed": RunStatus.DONE,
-    "failed": RunStatus.FAILED,
-    "cancelled": RunStatus.CANCELLED,
-    "interrupted": RunStatus.INTERRUPTED,
+    StoredStatus.RUNNING: RunStatus.RUNNING,
+    StoredStatus.COMPLETED: RunStatus.DONE,
+    StoredStatus.FAILED: RunStatus.FAILED,
+    StoredStatus.CANCELLED: RunStatus.CANCELLED,
+    StoredStatus.INTERRUPTED: RunStatus.INTERRUPTED,
 }
 """``runs.status`` → what is shown."""
-END_TYPES = ("agent_completed", "agent_failed", "agent_cancelled", "run_interrupted")
+STORED_AS = {
+    **{shown: stored for stored, shown in STORED_STATUS.items()},
+    RunStatus.WAITING: StoredStatus.RUNNING,
+}
+"""What is shown → the ``runs.status`` to list (waiting runs are running)."""
+END_TYPES = tuple(RUN_ENDS)
 MAX_RUNS = 500
 
 
@@ -121,9 +130,7 @@ async def list_runs(
     queued = [] if status not in (None, RunStatus.QUEUED) else _queued(swarm, node_id)
     if status is RunStatus.QUEUED:
         return queued[:limit]
-    stored_status = {v: k for k, v in STORED_STATUS.items()}.get(
-        RunStatus.RUNNING if status is RunStatus.WAITING else status  # type: ignore[arg-type]
-    )
+    stored_status = STORED_AS.get(status) if status is not None else None
     rows = await swarm.runs.recent(status=stored_status, node_id=node_id, limit=limit)
     ids = [row.id for row in rows]
     triggers = {
@@ -145,9 +152,9 @@ def _run(
     triggers: dict[str, Event],
     ends: dict[str | None, Event],
 ) -> dict[str, Any]:
-    shown = STORED_STATUS.get(row.status, RunStatus.RUNNING)
+    shown = STORED_STATUS[row.status]
     node = swarm.graph.get(row.node_id)
-    blocked = node is not None and node.agent_status.value == "blocked"
+    blocked = node is not None and node.agent_status is AgentStatus.BLOCKED
     if shown is RunStatus.RUNNING and blocked:
         shown = RunStatus.WAITING
     end = ends.get(row.id)

@@ -42,19 +42,23 @@ from remora_core.events.models import (
 )
 from remora_core.model import AgentStatus
 from remora_core.redact import scrub
-from remora_core.store.runs import CANCELLED_RUN_SQL, FINISH_RUN_SQL, START_RUN_SQL
+from remora_core.store.runs import (
+    RUN_ENDS,
+    RunCancelledEarly,
+    RunsFinished,
+    RunStarted,
+)
 from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from remora_core.events.models import Event
     from remora_core.events.store import StoredEvent
 
 log = logging.getLogger(__name__)
 
 
-def _log_failure(done: asyncio.Future[object]) -> None:
+def _log_failure(done: asyncio.Future[StoredEvent]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("an event could not be stored", exc_info=done.exception())
 
@@ -107,6 +111,7 @@ class Actor:
             log.error("turn of %s crashed", self.agent_id, exc_info=task.exception())
         if not self.runner.closed:
             self._schedule()
+        self.runner.quieter()
 
     async def _turn(self) -> None:
         async with self.runner.limit:
@@ -121,6 +126,7 @@ class Actor:
         if self.wake is not None:
             self.wake.cancel()
             self.wake = None
+            self.runner.quieter()
         if self.task is not None and not self.task.done():
             self.task.cancel()
             return True
@@ -142,6 +148,9 @@ class Runner:
         answers with a run id before the run starts)."""
         self.answered_by: dict[str, str] = {}
         """A promised run coalesced into a running turn → that turn's run id."""
+        self._quieter = asyncio.Event()
+        """Set when a turn ends or a scheduled one is called off: whoever
+        waits in :meth:`idle` looks again."""
 
     def trigger(self, agent_id: str, stored: StoredEvent) -> None:
         """Queue an admitted trigger for ``agent_id``."""
@@ -153,12 +162,37 @@ class Runner:
         actor.push(stored)
 
     async def run_turn(self, actor: Actor, events: list[StoredEvent]) -> None:
-        """One turn: record the run, call the turn function, record the end."""
-        swarm = self.swarm
+        """One turn: record the run's start, run it, record its end."""
+        turn, joined = self._claim(actor, events)
+        failed = False
+        started: asyncio.Future[StoredEvent] | None = None
+        # Recording the start is inside the ``try``: a run cancelled that early
+        # still ends as cancelled, with its event and the agent idle again.
+        try:
+            started = self._record_start(turn, joined)
+            answer = await self._run(turn, started)
+            end = AgentCompleted(agent_id=turn.agent_id, result=answer)
+            await self._record_end(turn, end, joined)
+        except asyncio.CancelledError:
+            end = AgentCancelled(agent_id=turn.agent_id, reason="cancelled")
+            await asyncio.shield(self._record_end(turn, end, joined))
+            raise
+        except Exception as failure:  # the agent's failure, not the engine's
+            failed = True
+            await self._record_failure(turn, failure, joined)
+        finally:
+            await self._release(actor, started, joined, failed=failed)
+
+    def _claim(
+        self, actor: Actor, events: list[StoredEvent]
+    ) -> tuple[Turn, list[tuple[str, StoredEvent]]]:
+        """The turn of ``events``, and the promised runs it answers.
+
+        Coalesced triggers share one run: the first promise is kept, the
+        others are answered by it (and end with it).
+        """
         first = events[0].event
         promised = [self.reserved.pop(e.event.id, None) for e in events]
-        # Coalesced triggers share one run: the first promise is kept, the
-        # others are answered by it (and end with it).
         run_id = actor.run_id = next((r for r in promised if r), None) or new_run_id()
         joined = [
             (promise, stored)
@@ -173,98 +207,94 @@ class Runner:
             events=events,
             correlation_id=first.correlation_id,
             depth=max(e.event.depth for e in events) + 1,
-            swarm=swarm,
+            swarm=self.swarm,
         )
-        status, error = "completed", None
-        started: asyncio.Future[StoredEvent] | None = None
-        # Recording the start is inside the ``try``: a run cancelled that early
-        # still ends as cancelled, with its event and the agent idle again.
-        try:
-            # The run's row rides in the transaction of its ``agent_started``;
-            # the turn begins without waiting for that commit (whatever it
-            # emits is logged after it).
-            now = time.time()
-            swarm.events.also_write(
-                START_RUN_SQL,
-                [
-                    (run_id, actor.agent_id, first.id, first.correlation_id, now),
-                    *(
-                        (
-                            promise,
-                            actor.agent_id,
-                            stored.event.id,
-                            stored.event.correlation_id,
-                            now,
-                        )
-                        for promise, stored in joined
-                    ),
-                ],
-            )
-            swarm.set_agent_status(actor.agent_id, AgentStatus.RUNNING)
-            started = turn.emit_nowait(
-                AgentStarted(
-                    agent_id=actor.agent_id,
-                    trigger_ids=tuple(e.event.id for e in events),
-                )
-            )
-            result = await swarm.turn_function(turn)
-            await self._reply(turn, result or "")
-            # A quick turn's bookkeeping may still linger: write it now. Until
-            # ``agent_started`` is in, a cancel still ends the run cancelled.
-            swarm.events.flush()
-            await started
-            await self._end(
-                turn,
-                AgentCompleted(agent_id=actor.agent_id, result=result or ""),
-                joined=joined,
-            )
-        except asyncio.CancelledError:
-            status = "cancelled"
-            await asyncio.shield(
-                self._end(
-                    turn,
-                    AgentCancelled(agent_id=actor.agent_id, reason="cancelled"),
-                    status,
-                    joined=joined,
-                )
-            )
-            raise
-        except Exception as failure:  # the agent's failure, not the engine's
-            status, error = (
-                "failed",
-                (
-                    str(failure)
-                    if isinstance(failure, TurnFailed)
-                    else f"{type(failure).__name__}: {failure}"
-                ),
-            )
-            log.warning("turn of %s failed: %s", actor.agent_id, error)
-            await self._reply(turn, f"I could not do it: {error}")
-            await self._end(
-                turn,
-                AgentFailed(agent_id=actor.agent_id, error=error),
-                status,
-                error,
-                joined=joined,
-            )
-        finally:
-            if started is not None:  # the run's row must exist before its end
-                await asyncio.shield(asyncio.wait([started]))
-            actor.run_id = None
-            for promise, _stored in joined:
-                self.answered_by.pop(promise, None)
-            swarm.set_agent_status(
-                actor.agent_id,
-                AgentStatus.ERROR if status == "failed" else AgentStatus.IDLE,
-            )
+        return turn, joined
 
-    async def _end(
+    def _record_start(
+        self, turn: Turn, joined: Sequence[tuple[str, StoredEvent]]
+    ) -> asyncio.Future[StoredEvent]:
+        """Record the run (and those it answers) as running and emit its
+        ``agent_started``; the future of that event.
+
+        The runs' rows ride in the transaction of the ``agent_started``; the
+        turn begins without waiting for that commit (whatever it emits is
+        logged after it).
+        """
+        swarm, first, now = self.swarm, turn.events[0].event, time.time()
+        swarm.events.also_write(
+            RunStarted(turn.run_id, turn.agent_id, first.id, first.correlation_id, now),
+            *(
+                RunStarted(
+                    promise,
+                    turn.agent_id,
+                    stored.event.id,
+                    stored.event.correlation_id,
+                    now,
+                )
+                for promise, stored in joined
+            ),
+        )
+        swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
+        return turn.emit_nowait(
+            AgentStarted(
+                agent_id=turn.agent_id,
+                trigger_ids=tuple(e.event.id for e in turn.events),
+            )
+        )
+
+    async def _run(self, turn: Turn, started: asyncio.Future[StoredEvent]) -> str:
+        """Call the turn function and send its answer to whoever asked; the
+        answer, once the run's ``agent_started`` is in the log.
+        """
+        answer = await self.swarm.turn_function(turn) or ""
+        await self._reply(turn, answer)
+        # A quick turn's bookkeeping may still linger: write it now. Until
+        # ``agent_started`` is in, a cancel still ends the run cancelled.
+        self.swarm.events.flush()
+        await started
+        return answer
+
+    async def _record_failure(
         self,
         turn: Turn,
-        event: Event,
-        status: str = "completed",
-        error: str | None = None,
+        failure: Exception,
+        joined: Sequence[tuple[str, StoredEvent]],
+    ) -> None:
+        """Tell the askers why the turn failed, and record its end."""
+        error = (
+            str(failure)
+            if isinstance(failure, TurnFailed)
+            else f"{type(failure).__name__}: {failure}"
+        )
+        log.warning("turn of %s failed: %s", turn.agent_id, error)
+        await self._reply(turn, f"I could not do it: {error}")
+        await self._record_end(
+            turn, AgentFailed(agent_id=turn.agent_id, error=error), joined
+        )
+
+    async def _release(
+        self,
+        actor: Actor,
+        started: asyncio.Future[StoredEvent] | None,
+        joined: Sequence[tuple[str, StoredEvent]],
         *,
+        failed: bool,
+    ) -> None:
+        """After the turn, however it ended: the agent is free again."""
+        if started is not None:  # the run's row must exist before its end
+            await asyncio.shield(asyncio.wait([started]))
+        actor.run_id = None
+        for promise, _stored in joined:
+            self.answered_by.pop(promise, None)
+        self.swarm.set_agent_status(
+            actor.agent_id, AgentStatus.ERROR if failed else AgentStatus.IDLE
+        )
+
+    async def _record_end(
+        self,
+        turn: Turn,
+        event: AgentCompleted | AgentFailed | AgentCancelled,
         joined: Sequence[tuple[str, StoredEvent]] = (),
     ) -> None:
         """Emit a run's last event, and the same end for each run it answered;
@@ -273,13 +303,13 @@ class Runner:
         The rows' ``error`` is scrubbed of secrets here, where run errors are
         written (the events are scrubbed by the event store).
         """
+        status = RUN_ENDS[event.type]
+        error = event.error if isinstance(event, AgentFailed) else None
         now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
-            FINISH_RUN_SQL,
-            [
-                (status, now, clean, run_id)
-                for run_id in (turn.run_id, *(promise for promise, _ in joined))
-            ],
+            RunsFinished(
+                (turn.run_id, *(promise for promise, _ in joined)), status, now, clean
+            )
         )
         # The runs it answered end first (queued, in the same transaction);
         # awaiting the turn's own end flushes them all at once: a lingering
@@ -342,21 +372,19 @@ class Runner:
                 if not actor.pending and actor.wake is not None:
                     actor.wake.cancel()
                     actor.wake = None
+                    self.quieter()
                 # The run never started, yet whoever holds its id sees it end,
                 # and the list of runs shows it cancelled.
                 trigger = dropped[0].event
                 self.swarm.events.also_write(
-                    CANCELLED_RUN_SQL,
-                    [
-                        (
-                            run_id,
-                            actor.agent_id,
-                            trigger.id,
-                            trigger.correlation_id,
-                            trigger.timestamp,
-                            time.time(),
-                        )
-                    ],
+                    RunCancelledEarly(
+                        run_id,
+                        actor.agent_id,
+                        trigger.id,
+                        trigger.correlation_id,
+                        trigger.timestamp,
+                        time.time(),
+                    )
                 )
                 self.swarm.emit_nowait(
                     AgentCancelled(
@@ -376,17 +404,27 @@ class Runner:
         running = any(actor.run_id == run_id for actor in self.actors.values())
         return running or run_id in self.reserved.values()
 
+    def quieter(self) -> None:
+        """A turn ended or a scheduled one was called off (see :meth:`idle`)."""
+        self._quieter.set()
+
     async def idle(self) -> None:
         """Wait until no event is being stored and no turn is running or
         scheduled (tests, shutdown).
+
+        Events settle first (what a turn emits may trigger the next turn);
+        while a turn runs or waits for its cooldown, this waits for one to end
+        (:meth:`quieter`), then looks again.
         """
         events = self.swarm.events
         while True:
             await events.settled()
+            self._quieter.clear()
             busy = any(actor.busy for actor in self.actors.values()) or self.tasks
-            if not busy and not events.pending:
+            if busy:
+                await self._quieter.wait()
+            elif not events.pending:
                 return
-            await asyncio.sleep(0.005)
 
     async def close(self) -> None:
         """Cancel every running and scheduled turn."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class Swarm(Protocol):
-    """What a turn and the runner use of the swarm (``swarm/engine.py``).
+    """What a turn and the runner use of the swarm (``swarm/pipeline.py``).
 
     A protocol, not the engine's class: the engine builds the runner and the
     turns, so naming it here would be an import cycle.
@@ -47,6 +47,10 @@ class Swarm(Protocol):
 
     def recipients(self, agent_id: str, to: str) -> list[str]:
         """The agents ``to`` names, seen from ``agent_id``."""
+        ...
+
+    def name_of(self, agent_id: str) -> str:
+        """An agent's qualified name ("" for an unknown id)."""
         ...
 
     def set_agent_status(self, agent_id: str, status: AgentStatus) -> None:

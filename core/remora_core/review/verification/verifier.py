@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from remora_core.events.models import ProposalChecked
+from remora_core.model import ProposalStatus
 from remora_core.project_paths import is_secret
 from remora_core.review.checks import Check
 from remora_core.review.proposals import text_hash
@@ -165,7 +166,7 @@ class Verifier:
     async def _verify(self, proposal: Proposal, ids: list[str]) -> None:
         async with self.slots:
             current = self.services.proposals.get(proposal.id)
-            if current is None or current.status != "pending":
+            if current is None or current.status != ProposalStatus.PENDING:
                 return
             check, details = await self._run(proposal, ids)
         updated = await self.services.proposals.set_check(proposal.id, check)
