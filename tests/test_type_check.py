@@ -1,21 +1,25 @@
 """The type checker passes: basedpyright, standard mode, over ``core/`` and
 ``remora_lsp/`` (configured under ``[tool.basedpyright]`` in pyproject.toml).
 
-A suppression (``# type: ignore[...]`` or ``# pyright: ignore[...]``) says
-why on its line; none is blanket.
+A suppression (``# type: ignore[...]`` or ``# pyright: ignore[...]``) names
+its rule and says why, in a comment after it or on the line above.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BASEDPYRIGHT = Path(sys.executable).parent / "basedpyright"
+CHECKED = ("core", "remora_lsp")
+IGNORE = re.compile(r"#\s*(?:type|pyright):\s*ignore(?P<rule>\[[^\]]+\])?(?P<rest>.*)")
 
 
 @pytest.mark.slow
@@ -54,3 +58,27 @@ def test_basedpyright_reports_no_errors() -> None:
     )
     assert not errors, f"{len(errors)} type errors:\n{listing}"
     assert report["summary"]["filesAnalyzed"] > 100, report["summary"]
+
+
+def test_every_type_ignore_names_its_rule_and_says_why() -> None:
+    unexplained = []
+    for folder in CHECKED:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            with path.open("rb") as file:
+                tokens = list(tokenize.tokenize(file.readline))
+            for token in tokens:
+                if token.type != tokenize.COMMENT:
+                    continue
+                found = IGNORE.search(token.string)
+                if found is None:
+                    continue
+                line = token.start[0]
+                above = lines[line - 2].strip() if line > 1 else ""
+                reason = re.search(r"#\s*\S", found["rest"]) or above.startswith("#")
+                if found["rule"] is None or not reason:
+                    where = path.relative_to(REPO)
+                    unexplained.append(f"{where}:{line}: {token.string}")
+    assert not unexplained, "ignores without a rule or a reason:\n" + "\n".join(
+        unexplained
+    )
