@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import cattrs
 import pydantic_core
@@ -38,6 +38,9 @@ from pygls.protocol.language_server import lsp_method
 from remora_core.redact import scrub_json
 
 from remora_lsp.pygls_private import converter, includes_headers
+
+if TYPE_CHECKING:
+    from pygls.protocol.json_rpc import RPCMessage
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +155,7 @@ class RemoraProtocol(LanguageServerProtocol):
         """
         return data
 
-    def _structure_top_level(self, data: Any):
+    def _structure_top_level(self, data: Any) -> RPCMessage | _Dropped:
         """Structure a frame's message; answer InvalidParams instead of dropping it."""
         if not isinstance(data, dict):  # a batch, or a bare value: not LSP
             log.warning("skipped a message that is not a JSON object")
@@ -182,12 +185,17 @@ class RemoraProtocol(LanguageServerProtocol):
                 )
             return _Dropped()
 
-    def _structure_other(self, data: dict[str, Any]):
+    def _structure_other(self, data: dict[str, Any]) -> RPCMessage | _Dropped:
         """A response, or a method LSP does not define: as pygls reads it; a
         frame that is not JSON-RPC at all is logged and skipped.
         """
         try:
-            return super().structure_message(data)
+            # Unannotated in pygls; it returns what its own handle_message takes
+            # (lsprotocol's ResponseErrorMessage may have an id of None, which
+            # pygls's RPCError does not declare) except for a frame without
+            # "jsonrpc", given back as the dict: handle_message raises on it
+            # and pygls's reader logs that, as without this class.
+            return cast("RPCMessage", super().structure_message(data))
         except Exception as error:
             log.warning(
                 "skipped a message that is not JSON-RPC (%s): %.200r", error, data

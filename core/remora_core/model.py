@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class NodeKind(StrEnum):
@@ -129,9 +129,9 @@ class CodeNode:
     status: NodeStatus = NodeStatus.ACTIVE
     agent_status: AgentStatus = AgentStatus.IDLE
 
-    def with_changes(self, **changes: object) -> CodeNode:
+    def with_changes(self, **changes: Any) -> CodeNode:
         """A copy with some fields replaced."""
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,12 +22,14 @@ from lsprotocol.converters import get_converter
 if TYPE_CHECKING:
     from pytest_lsp import LanguageClient
 
+    from remora_lsp.testing.client import RemoraClient
+
 log = logging.getLogger(__name__)
 
 
-def open_file(client: LanguageClient, relative: str, text: str | None = None) -> str:
+def open_file(client: RemoraClient, relative: str, text: str | None = None) -> str:
     """Send ``didOpen`` for a workspace file (its disk text unless given)."""
-    path: Path = client.root / relative  # type: ignore[attr-defined]
+    path = client.root / relative
     document_uri = path.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
@@ -107,16 +109,18 @@ def to_index(text: str, line: int, character: int, editor: str) -> int:
 class Buffer:
     """A document as the editor holds it: edits go to the server and to ``text``."""
 
-    def __init__(self, client: LanguageClient, relative: str) -> None:
+    def __init__(self, client: RemoraClient, relative: str) -> None:
         self.client = client
-        self.text = (client.root / relative).read_text(encoding="utf-8")  # type: ignore[attr-defined]
+        self.text = (client.root / relative).read_text(encoding="utf-8")
         self.uri = open_file(client, relative, self.text)
         self.version = 1
         buffers = getattr(client, "buffers", None)
         if isinstance(buffers, dict):  # a RemoraClient: its applyEdit finds us
             buffers[self.uri] = self
 
-    def position(self, needle: str, occurrence: int = 0, after: bool = False):
+    def position(
+        self, needle: str, occurrence: int = 0, after: bool = False
+    ) -> tuple[int, int]:
         """Editor ``(line, character)`` of ``needle`` (or just after it)."""
         index = -1
         for _ in range(occurrence + 1):
@@ -125,14 +129,14 @@ class Buffer:
             index += len(needle)
         line = self.text.count("\n", 0, index)
         prefix = self.text[self.text.rfind("\n", 0, index) + 1 : index]
-        editor = self.client.editor  # type: ignore[attr-defined]
+        editor = self.client.editor
         if editor == "neovim":
             return line, len(prefix.encode("utf-8"))
         return line, len(prefix.encode("utf-16-le")) // 2
 
-    def replace(self, start, end, text: str) -> None:
+    def replace(self, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
         """Replace the range ``start``..``end`` (editor positions) with ``text``."""
-        editor = self.client.editor  # type: ignore[attr-defined]
+        editor = self.client.editor
         a = to_index(self.text, *start, editor)
         b = to_index(self.text, *end, editor)
         self.version += 1

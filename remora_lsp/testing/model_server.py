@@ -162,7 +162,7 @@ class ModelServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:  # keep test output clean
+            def log_message(self, format: str, *args: Any) -> None:  # quiet tests
                 pass
 
             def do_GET(self) -> None:

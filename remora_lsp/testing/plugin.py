@@ -40,19 +40,9 @@ from typing import Any
 
 import pytest
 
+from remora_lsp.testing.model_server import ModelServer  # standard library only
+
 log = logging.getLogger(__name__)
-
-try:
-    import pytest_asyncio
-
-    from remora_lsp.testing.actions import model_settings
-    from remora_lsp.testing.buffers import apply_workspace_edits
-    from remora_lsp.testing.client import RemoraClient, start_session
-    from remora_lsp.testing.model_server import ModelServer
-except ImportError as missing:  # the ``testing`` extra is not installed
-    MISSING: ImportError | None = missing
-else:
-    MISSING = None
 
 NOT_COPIED = (".git", ".venv", "venv", "__pycache__", "node_modules")
 """What a project copy leaves out: VCS data, environments, caches."""
@@ -117,6 +107,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _require_kit() -> None:
+    """Fail the test with what to install if the kit's packages are missing
+    (:data:`MISSING`, found where ``remora_client`` is defined).
+    """
     if MISSING is not None:
         pytest.fail(
             f"remora_lsp.testing needs pytest-lsp ({MISSING}): "
@@ -170,6 +163,9 @@ def remora_settings(
     remora_model: ModelServer, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
     """``initializationOptions``: the scripted model, trusted, plus the marker's."""
+    # Needs pytest-lsp: here only with the kit (remora_model required it).
+    from remora_lsp.testing.actions import model_settings
+
     settings: dict[str, Any] = {**model_settings(remora_model), "workspaceTrust": True}
     marker = request.node.get_closest_marker("remora_settings")
     for key, value in (marker.args[0] if marker else {}).items():
@@ -191,7 +187,21 @@ def remora_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-if MISSING is None:
+try:
+    import pytest_asyncio
+
+    from remora_lsp.testing.buffers import apply_workspace_edits
+    from remora_lsp.testing.client import RemoraClient, start_session
+except ImportError as missing:  # the ``testing`` extra is not installed
+    MISSING: ImportError | None = missing
+
+    @pytest.fixture(name="remora_client")
+    def _remora_client_unavailable() -> None:
+        """Unavailable: explains which extra to install."""
+        _require_kit()
+
+else:
+    MISSING = None
 
     @pytest_asyncio.fixture
     async def remora_client(
@@ -206,10 +216,3 @@ if MISSING is None:
         ) as client:
             apply_workspace_edits(client)
             yield client
-
-else:
-
-    @pytest.fixture
-    def remora_client() -> None:
-        """Unavailable: explains which extra to install."""
-        _require_kit()

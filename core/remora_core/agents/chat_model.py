@@ -14,7 +14,7 @@ Imported on first use by ``providers.py`` (importing pydantic-ai takes seconds).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.models.openai import OpenAIChatModel
 
@@ -30,8 +30,8 @@ tools of every bundle fit many times over); beyond it the memory starts afresh."
 class ChatModel(OpenAIChatModel):
     """An OpenAI-compatible chat model that prepares each tool definition once."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._prepared: dict[int, tuple[ToolDefinition, ToolDefinition]] = {}
         """id of a definition's schema → (the definition, its prepared form).
 

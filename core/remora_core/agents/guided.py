@@ -127,7 +127,7 @@ def _hint_cuts(
     cuts: list[tuple[int, int, Slot]] = []
     defaults = _defaults(definition)
 
-    def replaced(node: ast.AST) -> tuple[int, int, Slot]:
+    def replaced(node: ast.expr) -> tuple[int, int, Slot]:
         start, end = (text.offset(p) for p in text.span(node))
         return start, end, Slot("type", source[start:end], "hint")
 

@@ -47,6 +47,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
+    ToolCallPart,
     ToolReturnPart,
 )
 from pydantic_ai.toolsets import FunctionToolset
@@ -199,7 +200,7 @@ class AgentKernel:
         }
 
     def _settings(self, context: AgentContext, endpoint: Endpoint) -> ModelSettings:
-        settings: dict[str, Any] = {"timeout": self.services.config.model.timeout_s}
+        settings: ModelSettings = {"timeout": self.services.config.model.timeout_s}
         if endpoint.temperature is not None:
             settings["temperature"] = endpoint.temperature
         extra = dict(endpoint.extra_body)
@@ -211,7 +212,7 @@ class AgentKernel:
                 extra.setdefault("grammar", grammar)
         if extra:
             settings["extra_body"] = extra
-        return settings  # type: ignore[return-value]
+        return settings
 
     def _limits(self, context: AgentContext) -> UsageLimits:
         agents, limits = self.services.config.agents, context.bundle.limits
@@ -275,10 +276,11 @@ class AgentKernel:
         """Record calls pydantic-ai refused (unknown tool, bad arguments)."""
         turn = context.turn
         for part in request.parts:
-            refusal = _refusal(part)
-            if refusal is None:
+            refused = _refusal(part)
+            if refused is None:
                 continue
-            name, arguments = calls.get(part.tool_call_id, (part.tool_name, {}))
+            call_id, tool_name, refusal = refused
+            name, arguments = calls.get(call_id, (tool_name, {}))
             turn.emit_nowait(
                 ToolCalled(agent_id=turn.agent_id, tool=name, arguments=arguments)
             )
@@ -420,39 +422,44 @@ def graph_step(turn: Turn) -> HumanChat | None:
     return None
 
 
-def _refusal(part: Any) -> str | None:
-    """Why pydantic-ai refused a tool call, if ``part`` is such a refusal.
+def _refusal(part: object) -> tuple[str, str, str] | None:
+    """The tool call pydantic-ai refused, if ``part`` is such a refusal: the
+    call's id, its tool, and why.
 
     pydantic-ai 2 sends a refusal as a ``ToolReturnPart`` whose ``outcome`` is
     ``retried`` (``retry.cause`` says why); older versions as a ``RetryPromptPart``.
     """
     if isinstance(part, RetryPromptPart):
-        return part.model_response() if part.tool_name is not None else None
+        if part.tool_name is None:
+            return None
+        return part.tool_call_id, part.tool_name, part.model_response()
     if not isinstance(part, ToolReturnPart) or part.outcome != "retried":
         return None
     if part.retry is None or part.retry.cause not in REFUSED_BY_PYDANTIC_AI:
         return None
     content = part.content
     if isinstance(content, list):  # pydantic validation errors
-        return "Invalid arguments: " + "; ".join(
+        why = "Invalid arguments: " + "; ".join(
             f"{'.'.join(str(x) for x in e.get('loc', ())) or 'arguments'}: "
             f"{e.get('msg', e)}"
             if isinstance(e, dict)
             else str(e)
             for e in content
         )
-    return str(content)
+    else:
+        why = str(content)
+    return part.tool_call_id, part.tool_name, why
 
 
 def _tool_calls(response: ModelResponse) -> dict[str, tuple[str, Any]]:
     calls: dict[str, tuple[str, Any]] = {}
     for part in response.parts:
-        if getattr(part, "part_kind", "") == "tool-call":
+        if isinstance(part, ToolCallPart):  # part_kind "tool-call", not built-in
             try:
-                arguments = part.args_as_dict()  # type: ignore[attr-defined]
+                arguments = part.args_as_dict()
             except Exception:  # invalid JSON from the model: keep it as text
-                arguments = {"raw": str(part.args)}  # type: ignore[attr-defined]
-            calls[part.tool_call_id] = (part.tool_name, arguments)  # type: ignore[attr-defined]
+                arguments = {"raw": str(part.args)}
+            calls[part.tool_call_id] = (part.tool_name, arguments)
     return calls
 
 

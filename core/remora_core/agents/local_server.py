@@ -30,7 +30,8 @@ PARENT_POLL_S = 0.5
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # ``__doc__`` is None under ``python -OO``.
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--model", required=True, help="the GGUF file")
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--ctx", type=int, default=4096, help="context tokens")
@@ -46,9 +47,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _params(args: argparse.Namespace) -> object:
     """llama.cpp server parameters: one slot, jinja template, loopback only."""
-    import xllamacpp
+    # The compiled module itself: the package re-exports it with ``import *``,
+    # which a type checker cannot follow into a binary.
+    from xllamacpp.xllamacpp import CommonParams
 
-    params = xllamacpp.CommonParams()
+    params = CommonParams()
     params.model.path = args.model
     params.model_alias = {args.alias}  # a set: a plain string splits into letters
     params.n_ctx = args.ctx
@@ -87,7 +90,8 @@ def _pid_alive(pid: int) -> bool:
 def _wait_for_windows_process(pid: int) -> None:
     import ctypes
 
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    assert sys.platform == "win32"  # ctypes.windll exists on Windows only
+    kernel32 = ctypes.windll.kernel32
     handle = kernel32.OpenProcess(0x00100000, False, pid)  # SYNCHRONIZE
     if handle:
         kernel32.WaitForSingleObject(handle, 0xFFFFFFFF)  # INFINITE
@@ -129,10 +133,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         threading.Thread(
             target=_watch_parent, args=(args.parent_pid,), daemon=True
         ).start()
-    import xllamacpp
+    from xllamacpp.xllamacpp import Server  # see _params
 
     started = time.monotonic()
-    server = xllamacpp.Server(_params(args))  # loads the model, serves in threads
+    server = Server(_params(args))  # loads the model, serves in threads
     address = server.listening_address
     log.info("ready at %s in %.2f s", address, time.monotonic() - started)
     if args.address_file:

@@ -151,6 +151,8 @@ class ObservedModel(WrapperModel):
                 reason = await self._wait_before_retry(attempt, error)
                 continue
             break
+        else:
+            raise AssertionError("unreachable")  # the last attempt breaks or raises
         response = stream.get()
         self.on_response(response.usage, response.finish_reason or "")
         # Already read: the caller's iteration ends at once, ``get()`` is whole.

@@ -140,8 +140,11 @@ class AgentRuntime:
     async def turn(self, turn: Turn) -> str:
         """The project's turn function."""
         node = self.services.graph.get(turn.agent_id)
-        own_edits = node is not None and only_own_edits(turn)
-        if own_edits and not self.services.bundles.for_node(node).react_to_own_edits:
+        if (
+            node is not None
+            and only_own_edits(turn)
+            and not self.services.bundles.for_node(node).react_to_own_edits
+        ):
             return "Noted a change of my own source (no model call)."
         kernel = self.kernel or await self._load_kernel()
         answer = await kernel.turn(turn)
@@ -154,12 +157,14 @@ class AgentRuntime:
 
     async def _load_kernel(self) -> AgentKernel:
         async with self._kernel_lock:
-            if self.kernel is None:
-                module = await asyncio.to_thread(
-                    importlib.import_module, "remora_core.agents.kernel"
-                )
-                self.kernel = module.AgentKernel(self.services)
-        return self.kernel
+            if self.kernel is not None:
+                return self.kernel
+            module = await asyncio.to_thread(
+                importlib.import_module, "remora_core.agents.kernel"
+            )
+            kernel: AgentKernel = module.AgentKernel(self.services)
+            self.kernel = kernel
+            return kernel
 
     def _document_version(self, path: str) -> int | None:
         document = self.index.documents.get(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remora_core.discovery.definitions import (
     extract_definitions,
@@ -66,7 +66,7 @@ _SPAN = Definition._fields.index("span")
 assert Definition._fields[_SPAN + 1] == "name_span", "pickling expects them together"
 
 
-def _unpickle_extraction(*values: object) -> FileExtraction:
+def _unpickle_extraction(*values: Any) -> FileExtraction:
     """Rebuild a pickled :class:`FileExtraction` (see its ``__reduce__``)."""
     new = tuple.__new__
     flat = list(values)
@@ -75,9 +75,9 @@ def _unpickle_extraction(*values: object) -> FileExtraction:
             Definition,
             (*d[:_SPAN], new(Span, d[_SPAN]), new(Span, d[_SPAN + 1]), *d[_SPAN + 2 :]),
         )
-        for d in values[_DEFINITIONS]  # type: ignore[attr-defined]
+        for d in values[_DEFINITIONS]
     ]
-    return FileExtraction(*flat)  # type: ignore[arg-type]
+    return FileExtraction(*flat)
 
 
 @dataclass(slots=True)
@@ -113,7 +113,8 @@ def extract_tree(
     statements: list[tree_sitter.Node] | None = None
     if definitions is None:
         # One walk finds the definitions and the import statements.
-        statements = [] if tree is not None and with_references else None
+        assert tree is not None  # without a tree, definitions are given (above)
+        statements = [] if with_references else None
         definitions = extract_definitions(
             tree, text, lines, read_inline_ids=read_inline_ids, imports=statements
         )

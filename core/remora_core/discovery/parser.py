@@ -67,5 +67,6 @@ def parse_range(
 @cache
 def query(name: str) -> tree_sitter.Query:
     """The compiled query ``queries/python/<name>.scm``."""
+    assert __package__ is not None  # set for every module of a package
     text = resources.files(__package__).joinpath("queries", "python", f"{name}.scm")
     return tree_sitter.Query(python_language(), text.read_text(encoding="utf-8"))

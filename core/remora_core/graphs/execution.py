@@ -33,7 +33,7 @@ import logging
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from remora_core.events.models import (
     GraphCompleted,
@@ -53,7 +53,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_INSTRUCTION = "Apply your instructions to yourself; propose the result."
-RUN_ENDS = {
+
+StepOutcome = Literal["completed", "failed", "cancelled", "skipped"]
+"""How a step ended on a node (``graph_step_finished``)."""
+GraphStatus = Literal["running", "completed", "stopped", "cancelled"]
+"""Where a graph run is; ``graph_completed`` tells the last three."""
+
+RUN_ENDS: dict[str, StepOutcome] = {
     "agent_completed": "completed",
     "agent_failed": "failed",
     "agent_cancelled": "cancelled",
@@ -62,7 +68,7 @@ RUN_ENDS = {
 }
 
 
-def _log_failure(done: asyncio.Future[object]) -> None:
+def _log_failure(done: asyncio.Future[StoredEvent]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("a graph event could not be stored", exc_info=done.exception())
 
@@ -73,11 +79,11 @@ class GraphRun:
 
     id: str
     plan: GraphPlan
-    outcomes: dict[tuple[str, str], str] = field(default_factory=dict)
+    outcomes: dict[tuple[str, str], StepOutcome] = field(default_factory=dict)
     """(step id, node id) → outcome of that step on that node."""
     proposals: dict[str, str] = field(default_factory=dict)
     """Node id → the pending proposal this run made for it (the latest)."""
-    status: str = "running"
+    status: GraphStatus = "running"
     task: asyncio.Task[None] | None = None
 
     @property
@@ -87,7 +93,7 @@ class GraphRun:
 
     def counts(self) -> dict[str, int]:
         """Steps × nodes per outcome (not yet run ones as ``pending``)."""
-        counts = Counter(self.outcomes.values())
+        counts: Counter[str] = Counter(self.outcomes.values())
         counts["pending"] = self.plan.total - len(self.outcomes)
         return {key: value for key, value in counts.items() if value}
 
@@ -135,7 +141,7 @@ class GraphEngine:
         """Whether a proposal id is still pending (a base for the next step)."""
         self.checkpoint = checkpoint
         self.runs: dict[str, GraphRun] = {}
-        self._waiting: dict[str, asyncio.Future[tuple[str, str]]] = {}
+        self._waiting: dict[str, asyncio.Future[tuple[StepOutcome, str]]] = {}
         """Run id of a step → its (outcome, detail) once its last event is in."""
         self._step_of_run: dict[str, tuple[GraphRun, str]] = {}
         swarm.bus.subscribe(
@@ -213,7 +219,7 @@ class GraphEngine:
         await self.swarm.emit(
             GraphCompleted(
                 graph_run_id=run.id,
-                outcome=run.status,  # type: ignore[arg-type]
+                outcome=run.status,
                 counts=run.counts(),
                 finished_nodes=tuple(run.finished_nodes()),
                 correlation_id=run.correlation_id,
@@ -246,15 +252,20 @@ class GraphEngine:
                         run.task.cancel()
                         return
 
-    async def _attempts(self, run: GraphRun, step: Step, node: str) -> tuple[str, str]:
-        outcome, detail = "failed", ""
+    async def _attempts(
+        self, run: GraphRun, step: Step, node: str
+    ) -> tuple[StepOutcome, str]:
+        outcome: StepOutcome = "failed"
+        detail = ""
         for _attempt in range(step.retries + 1):
             outcome, detail = await self._step(run, step, node)
             if outcome != "failed":
                 break
         return outcome, detail
 
-    async def _step(self, run: GraphRun, step: Step, node: str) -> tuple[str, str]:
+    async def _step(
+        self, run: GraphRun, step: Step, node: str
+    ) -> tuple[StepOutcome, str]:
         """One run of ``step`` on ``node`` through the swarm; its outcome."""
         base = run.proposals.get(node)
         request = HumanChat(
@@ -283,7 +294,7 @@ class GraphEngine:
         run: GraphRun,
         step: Step,
         node: str,
-        result: tuple[str, str],
+        result: tuple[StepOutcome, str],
         last: bool,
     ) -> None:
         outcome, detail = result
@@ -297,7 +308,7 @@ class GraphEngine:
                 graph_run_id=run.id,
                 step=step.id,
                 node_id=node,
-                outcome=outcome,  # type: ignore[arg-type]
+                outcome=outcome,
                 detail=detail[:500],
                 proposal_id=proposal,
                 last=last,

@@ -154,7 +154,7 @@ def _describe(error: ValidationError) -> list[str]:
             problem = f"must be one of {', '.join(POLICIES)}, not {item['input']!r}"
         elif item["type"] == "extra_forbidden":
             problem = "is not a graph field"
-        elif item["type"] == "too_short":
+        elif item["type"] == "too_short" and "ctx" in item:
             problem = f"needs at least {item['ctx']['min_length']} entry"
         problems.append(f"{where}: {problem}")
     return problems

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from remora_core.events.models import Event
     from remora_core.events.store import EventStore, StoredEvent
     from remora_core.swarm.pipeline import Swarm
@@ -116,7 +118,9 @@ def _made(event: Event, me: str) -> tuple[str, str, str, dict[str, Any]] | None:
     return None
 
 
-def _own(kind: str, f: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]] | None:
+def _own(
+    kind: str, f: Mapping[str, Any]
+) -> tuple[str, str, str, dict[str, Any]] | None:
     """Entries about the node's own agent and proposals."""
     if kind == "agent_completed":
         return "agent", "answer", f["result"], {}

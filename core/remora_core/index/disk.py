@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from remora_core.discovery import SkippedFile
@@ -314,9 +314,9 @@ class DiskSync:
 
     async def files_changed(
         self,
-        created: list[str] = (),  # type: ignore[assignment]
-        changed: list[str] = (),  # type: ignore[assignment]
-        deleted: list[str] = (),  # type: ignore[assignment]
+        created: Sequence[str] = (),
+        changed: Sequence[str] = (),
+        deleted: Sequence[str] = (),
     ) -> None:
         """Re-index files created, changed or deleted outside the editor."""
         index = self.index

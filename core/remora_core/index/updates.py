@@ -9,7 +9,7 @@ Each returns a :class:`FileUpdate` saying what changed, which later drives
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from remora_core.index.identity import IdAssignment, assign_ids, new_id
 from remora_core.model import AgentStatus, CodeNode, NodeKind, NodeStatus, Span
@@ -93,7 +93,7 @@ def apply_extraction(
         parent = definition.parent
         parent_id = assignment.ids[parent] if parent >= 0 else file_node.id
         if _unchanged(before, definition, parent_id):
-            nodes.append(before)  # type: ignore[arg-type]
+            nodes.append(before)
             continue
         node = CodeNode(
             id=node_id,
@@ -141,7 +141,9 @@ def _same_shape(
     return [node.id for node in active]
 
 
-def _unchanged(before: CodeNode | None, definition: Definition, parent_id: str) -> bool:
+def _unchanged(
+    before: CodeNode | None, definition: Definition, parent_id: str
+) -> TypeGuard[CodeNode]:
     """Whether ``before`` already is the node ``definition`` describes."""
     return (
         before is not None

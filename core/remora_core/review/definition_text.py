@@ -10,8 +10,20 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from typing import Protocol
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+class Located(Protocol):
+    """A node with a position in the source: a statement, an expression, a
+    parameter (every one ``ast.parse`` made has its end too).
+    """
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
 
 
 class DefinitionText:
@@ -51,13 +63,14 @@ class DefinitionText:
         line, column = position
         return sum(len(text) + 1 for text in self.lines[:line]) + column
 
-    def span(self, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    def span(self, node: Located) -> tuple[tuple[int, int], tuple[int, int]]:
         """A node's (start, end) as (0-based line, character column)."""
-        start = self.char(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = self.char(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        start = self.char(node.lineno, node.col_offset)
+        end = self.char(node.end_lineno, node.end_col_offset)
         return start, end
 
-    def segment(self, node: ast.AST) -> str:
+    def segment(self, node: Located) -> str:
         """A node's text."""
         (line, column), (end_line, end_column) = self.span(node)
         if line == end_line:
@@ -94,9 +107,11 @@ def arguments_of(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast
     return found
 
 
-def parameters_end(old: DefinitionText, definition: ast.AST) -> tuple[int, int] | None:
+def parameters_end(
+    old: DefinitionText, definition: Definition
+) -> tuple[int, int] | None:
     """Where the parameter list's closing parenthesis ends (characters)."""
-    line = definition.lineno  # type: ignore[attr-defined]
+    line = definition.lineno
     text = "\n".join(old.lines[line - 1 :]) + "\n"
     depth = 0
     try:

@@ -302,7 +302,8 @@ def _compare(
                 return _Difference(*here)
             continue
         if key in _NAME_FIELDS and isinstance(left, list):  # global a, b
-            if len(left) != len(right or []):
+            right = right or []
+            if len(left) != len(right):
                 return _Difference(*here)
             for old, new in zip(left, right, strict=True):
                 if not names.see("name", old, new, here[1]):

@@ -19,7 +19,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows: plain copies
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None
 
 log = logging.getLogger(__name__)
 
