@@ -49,7 +49,10 @@ class ModelSettings(_Section):
     provider: Literal["openai_compatible", "local"] | None = None
     """``None`` picks: an endpoint if ``base_url`` is set, else the local model."""
     base_url: str | None = None
+    """An OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1`` (vLLM)
+    or ``http://127.0.0.1:11434/v1`` (Ollama); ``None``: the embedded model."""
     name: str | None = None
+    """The model the endpoint should run (its name there)."""
     api_key_env: str | None = None
     """Name of the environment variable holding the key (never the key itself)."""
     protocol: Literal["tools", "fenced"] | None = None
@@ -61,11 +64,12 @@ class ModelSettings(_Section):
     timeout_s: float = Field(default=120.0, gt=0)
     """How long one model request may take."""
     retries: int = Field(default=3, ge=0, le=10)
-    """Retries of a request after a connection error or an HTTP 5xx."""
+    """Retries of a request after a connection error, an HTTP 5xx or a 429."""
     retry_backoff_s: float = Field(default=1.0, ge=0)
     """First wait before a retry; doubled for each further retry."""
     stream: bool = False
-    """Ask for streamed responses (server-sent events)."""
+    """Ask for streamed responses (server-sent events; read whole: a stream that
+    ends without a ``finish_reason`` is retried, then fails)."""
     threads: int | None = Field(default=None, ge=1, le=64)
     """Threads of the embedded model; ``None``: one less than the CPU count
     (at least 1, at most 8), leaving a core to the editor and this server."""
@@ -80,6 +84,7 @@ class AgentSettings(_Section):
     """Limits on agent runs."""
 
     max_concurrency: int = Field(default=2, ge=1)
+    """Agent turns (and proposals' test runs) running at once."""
     max_turns: int = Field(default=8, ge=1)
     """Model requests one run may make."""
     max_tokens: int = Field(default=60_000, ge=100)
@@ -96,8 +101,12 @@ class SwarmSettings(_Section):
     """Cascade rules for agents triggering agents."""
 
     max_depth: int = Field(default=5, ge=1)
+    """How many agent turns deep a cascade may go; deeper triggers are refused."""
     cooldown_ms: int = Field(default=1000, ge=0)
+    """After a turn starts, triggers for the same agent wait this long and are
+    coalesced into one turn (deferred, never dropped)."""
     turn_budget: int = Field(default=20, ge=1)
+    """Agent turns one cascade (one correlation id) may run in all."""
     chain_ttl_s: float = Field(default=3600.0, gt=0)
     """How long a cascade's chain is remembered (cycle and budget rules)."""
 
@@ -106,6 +115,7 @@ class DiscoverySettings(_Section):
     """Which files are indexed and how."""
 
     include: list[str] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
+    """Files to index (gitignore-style patterns)."""
     exclude: list[str] = Field(
         default_factory=lambda: [
             ".venv",
@@ -117,7 +127,10 @@ class DiscoverySettings(_Section):
             ".mypy_cache",
         ]
     )
+    """Files and folders never indexed (gitignore-style patterns); folders
+    holding a virtual environment (``pyvenv.cfg``) are skipped as well."""
     max_file_bytes: int = Field(default=2_000_000, ge=1)
+    """Larger files are skipped, with one line in the log."""
     workers: int | None = Field(default=None, ge=1)
     """Worker processes for start-up indexing; ``None``: one per CPU."""
     poll_interval_ms: int = Field(default=2000, ge=0)
@@ -130,6 +143,8 @@ class IdSettings(_Section):
     """Node ids."""
 
     inline_comments: bool = False
+    """Read ids from ``# rm_…`` comments on definition lines (such an id wins
+    over matching by name) and offer a code action adding missing ones."""
 
 
 class SecretSettings(_Section):
@@ -138,6 +153,8 @@ class SecretSettings(_Section):
     exclude: list[str] = Field(
         default_factory=lambda: [".env*", "*.pem", "*.key", "id_rsa*"]
     )
+    """Globs matched against a file's name and its project path: such files are
+    never shown to a model and their nodes' agents do not run."""
 
 
 class StoreSettings(_Section):
@@ -150,7 +167,7 @@ class StoreSettings(_Section):
 
 
 class LimitSettings(_Section):
-    """Bounds on what one model reply can create (README "Bounds"): a hostile
+    """Bounds on what one model reply can create (docs: security, "Bounds"): a hostile
     or broken model must not exhaust the editor or the disk.
     """
 

@@ -5,8 +5,8 @@ Remora's own end-to-end tests do.
 Installed with ``pip install 'remora-lsp[testing]'``; pytest loads the plugin
 (:mod:`remora_lsp.testing.plugin`) by itself through its ``pytest11`` entry
 point. The fixtures (``remora_client``, ``remora_model``, ``remora_project``,
-``remora_settings``, ``remora_editor``) are described there; the README's
-"Testing your bundles" section has a complete example.
+``remora_settings``, ``remora_editor``) are described there;
+``docs/testing-kit.md`` has a complete example.
 
 Importing this package needs pytest-lsp (the ``testing`` extra).
 """

@@ -1,10 +1,11 @@
-"""The pytest kit tried the way a team uses it: the README's example project —
-its own bundle, ``.pym`` tool and test file — built in a fresh directory and
-run by pytest in a subprocess (``pytester``), against the real server.
+"""The pytest kit tried the way a team uses it: the documented example project
+(``docs/testing-kit.md``) — its own bundle, ``.pym`` tool and test file — built
+in a fresh directory and run by pytest in a subprocess (``pytester``), against
+the real server.
 
-The project files are the README's code blocks whose info string names a path
-(```` ```python tests/test_counter_bundle.py ````), so the documented example
-is the one that runs.
+The project files are the page's code blocks whose title names a path
+(```` ```python title="tests/test_counter_bundle.py" ````), so the documented
+example is the one that runs.
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Testing your bundles, tools and extensions"
-BLOCK = re.compile(r"^```\w+ (?P<path>\S+)\n(?P<body>.*?)^```$", re.M | re.S)
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing-kit.md"
+SECTION = "## A complete example"
+BLOCK = re.compile(r'^```\w+ title="(?P<path>[^"]+)"\n(?P<body>.*?)^```$', re.M | re.S)
 
 
 def example_files() -> dict[str, str]:
-    """``{path: text}`` of the README section's example project."""
-    text = README.read_text(encoding="utf-8")
+    """``{path: text}`` of the page's example project."""
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index(SECTION)
     section = text[start : text.index("\n## ", start + len(SECTION))]
     return {m["path"]: m["body"] for m in BLOCK.finditer(section)}
 
 
-def test_the_readme_example_is_a_complete_project():
+def test_the_documented_example_is_a_complete_project():
     files = example_files()
     assert set(files) == {
         "pyproject.toml",
@@ -39,7 +40,7 @@ def test_the_readme_example_is_a_complete_project():
 
 
 @pytest.mark.slow
-def test_a_team_runs_the_readme_example_with_the_plugin(pytester: pytest.Pytester):
+def test_a_team_runs_the_documented_example_with_the_plugin(pytester: pytest.Pytester):
     for relative, body in example_files().items():
         path = pytester.path / relative
         path.parent.mkdir(parents=True, exist_ok=True)

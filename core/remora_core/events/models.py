@@ -51,13 +51,23 @@ class BaseEvent(BaseModel, frozen=True):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(default_factory=new_event_id)
+    """The event's own id (``ev_`` + 32 hex digits)."""
     timestamp: float = Field(default_factory=time.time)
+    """When it happened (seconds since the epoch)."""
     correlation_id: str = Field(default_factory=new_correlation_id)
+    """The cascade it belongs to (``co_…``): a person's request or edit starts
+    one, and every event that follows from it carries it."""
     run_id: str | None = None
+    """The agent run that produced it, if any."""
     depth: int = 0
+    """How many agent turns deep in its cascade it was produced: 0 for what a
+    person did."""
     agent_id: str | None = None
+    """The agent (its node's id) the event is about."""
     from_agent: str | None = None
+    """The sender of a message."""
     to_agent: str | None = None
+    """The recipient of a message or a request."""
 
     def concerned_nodes(self) -> tuple[str, ...]:
         """Every node this event is about (for queries by node and matching)."""
@@ -315,7 +325,7 @@ class CheckpointRestored(BaseEvent, frozen=True):
 
 
 class GraphStarted(BaseEvent, frozen=True):
-    """A batch graph run began (DESIGN §10)."""
+    """A batch graph run began."""
 
     type: Literal["graph_started"] = "graph_started"
     graph_run_id: str

@@ -36,7 +36,7 @@ local function model_settings(cfg)
   return type(init.model) == 'table' and init.model or {}
 end
 
---- The person's own settings file (README, "Security model"): where the
+--- The person's own settings file (docs/security.md): where the
 --- model and the key's variable belong.
 --- @return string
 local function user_config_path()
