@@ -10,8 +10,8 @@ does only what LSP adds:
   workspace folders are several apps: the one with the node, proposal or graph
   run (a reference none of them knows answers as the first one would), the
   one running the run or asking the question, the one holding the document
-  (its ``uri`` becomes the project's ``path``), the first workspace folder,
-  or every app with the answers joined;
+  named by ``uri``, the first workspace folder, or every app with the
+  answers joined;
 - positions are in the encoding negotiated at ``initialize`` (the
   :class:`~remora_core.front.table.Door`);
 - the front's errors become JSON-RPC errors: ``InvalidParams`` naming the
@@ -90,14 +90,18 @@ async def _route(ls: RemoraLanguageServer, entry: Command, arguments: Arguments)
     route = entry.route
     if route is Route.DOCUMENT:
         uri = getattr(arguments, "uri", None)
-        if uri is not None:
-            app, path = ls.projects.locate(uri)
-            moved = arguments.model_copy(update={"uri": None, "path": path})
-            return await _call(app, entry, moved, door)
+        if uri is not None:  # the app converts it to its own path
+            return await _call(ls.projects.locate(uri)[0], entry, arguments, door)
         if getattr(arguments, "path", None) is None:
             route = Route.EVERY
         else:
             return await _call(_workspace(ls, apps), entry, arguments, door)
+    if route is Route.FOLDER:
+        uri = getattr(arguments, "uri", None)
+        if uri is None:
+            return await _every(apps, entry, arguments, door)
+        app = ls.projects.folder_of(uri)[0] or ls.projects.loose
+        return await _call(app, entry, arguments, door)
     if route is Route.WORKSPACE:
         return await _call(_workspace(ls, apps), entry, arguments, door)
     if route is Route.EVERY:

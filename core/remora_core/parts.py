@@ -176,7 +176,7 @@ class ProjectParts:
         return self.index.records
 
     async def watch(
-        self, watchers: TaskSet, on_owner_gone: Callable[[], None] | None
+        self, watchers: TaskSet, on_owner_gone: Callable[[], object] | None
     ) -> None:
         """Once the workspace is indexed: preload the agents, then keep the
         store (its owner: recover unrecorded acceptances first) or follow it.

@@ -17,14 +17,11 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from remora_core.config import validate
 
 from tests.project_harness import Project
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 MODULES = 40
 

@@ -33,7 +33,7 @@ COMMANDS = sorted(TABLE)
 its own (adding one to ``front/commands.py`` is enough)."""
 UNKNOWN_NODE = "rm_zzzzzzzz"
 UNKNOWN_PROPOSAL = "pr_000000000000"
-NODE_SHAPE = "node_id must look like rm_ followed by 8 letters or digits"
+NODE_SHAPE = "a node is named by its id (rm_…), a unique id prefix or path::qualified"
 PROPOSAL_SHAPE = "proposal_id must look like pr_ followed by 12 hex digits"
 
 
@@ -62,20 +62,32 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
     position = {"line": 0, "character": 0}
     return [
         # remora.agent.chat {node_id, message}
-        ("remora.agent.chat", [{}], ("message", "non-empty string")),
+        ("remora.agent.chat", [{}], ("message", "Field required")),
         ("remora.agent.chat", [{"node_id": node_id}], ("message",)),
-        ("remora.agent.chat", [{"node_id": node_id, "message": " "}], ("message",)),
-        ("remora.agent.chat", [{"node_id": node_id, "message": 5}], ("message",)),
-        ("remora.agent.chat", [{"message": "hi"}], (NODE_SHAPE, "None")),
-        ("remora.agent.chat", [{"node_id": 5, "message": "hi"}], (NODE_SHAPE, "5")),
+        (
+            "remora.agent.chat",
+            [{"node_id": node_id, "message": " "}],
+            ("message", "must not be blank"),
+        ),
+        (
+            "remora.agent.chat",
+            [{"node_id": node_id, "message": 5}],
+            ("message", "valid string"),
+        ),
+        ("remora.agent.chat", [{"message": "hi"}], ("node_id", "Field required")),
+        (
+            "remora.agent.chat",
+            [{"node_id": 5, "message": "hi"}],
+            ("node_id", "valid string", "got 5"),
+        ),
         (
             "remora.agent.chat",
             [{"node_id": UNKNOWN_NODE, "message": "hi"}],
             (f"no node with id {UNKNOWN_NODE}",),
         ),
         # remora.agent.run {node_id, instruction?}
-        ("remora.agent.run", [{}], (NODE_SHAPE,)),
-        ("remora.agent.run", [{"node_id": ["rm_x"]}], (NODE_SHAPE,)),
+        ("remora.agent.run", [{}], ("node_id", "Field required")),
+        ("remora.agent.run", [{"node_id": ["rm_x"]}], ("node_id", "valid string")),
         (
             "remora.agent.run",
             [{"node_id": node_id, "instruction": 5}],
@@ -83,8 +95,8 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
         ),
         ("remora.agent.run", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
         # remora.agent.cancel {run_id}
-        ("remora.agent.cancel", [{}], ("run_id", "None")),
-        ("remora.agent.cancel", [{"run_id": 7}], ("run_id", "7")),
+        ("remora.agent.cancel", [{}], ("run_id", "Field required")),
+        ("remora.agent.cancel", [{"run_id": 7}], ("run_id", "got 7")),
         ("remora.agent.cancel", [{"run_id": "latest"}], ("run_id", "'latest'")),
         # remora.agent.respond {question_id, answer}
         ("remora.agent.respond", [{"question_id": "q_1"}], ("answer",)),
@@ -97,7 +109,7 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
             ("question_id",),
         ),
         # remora.agent.forget {node_id}
-        ("remora.agent.forget", [{}], (NODE_SHAPE,)),
+        ("remora.agent.forget", [{}], ("node_id", "Field required")),
         ("remora.agent.forget", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
         # remora.proposal.accept / reject / diff {proposal_id}
         *[
@@ -108,9 +120,10 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
                 "remora.proposal.diff",
             )
             for case in (
-                (name, [{}], (PROPOSAL_SHAPE, "None")),
-                (name, [{"proposal_id": 12}], (PROPOSAL_SHAPE, "12")),
-                (name, [{"proposal_id": "pr_xyz"}], (PROPOSAL_SHAPE, "'pr_xyz'")),
+                (name, [{}], ("proposal_id", "Field required")),
+                (name, [{"proposal_id": 12}], ("proposal_id", "got 12")),
+                (name, [{"proposal_id": "pr_xyz"}], ("no proposal pr_xyz",)),
+                (name, [{"proposal_id": "xyz"}], (PROPOSAL_SHAPE, "'xyz'")),
                 (
                     name,
                     [{"proposal_id": UNKNOWN_PROPOSAL}],
@@ -122,12 +135,12 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
         (
             "remora.proposals.list",
             [{"status": "maybe"}],
-            ("status must be one of", "pending", "'maybe'"),
+            ("status", "pending", "'maybe'"),
         ),
         ("remora.proposals.list", [{"status": 1}], ("status",)),
-        ("remora.proposals.list", [{"uri": 5}], ("uri must be a string",)),
+        ("remora.proposals.list", [{"uri": 5}], ("uri", "valid string")),
         # remora.node.get {node_id}
-        ("remora.node.get", [{}], (NODE_SHAPE,)),
+        ("remora.node.get", [{}], ("node_id", "Field required")),
         ("remora.node.get", [{"node_id": "RM_ABCDEFGH"}], (NODE_SHAPE,)),
         ("remora.node.get", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
         # remora.node.at {uri, position}
@@ -135,22 +148,26 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
         ("remora.node.at", [{"uri": uri}], ("position",)),
         ("remora.node.at", [{"uri": uri, "position": {"line": "1"}}], ("position",)),
         ("remora.node.at", [{"uri": uri, "position": [0, 0]}], ("position",)),
-        ("remora.node.at", [{"uri": 5, "position": position}], ("URI",)),
+        ("remora.node.at", [{"uri": 5, "position": position}], ("uri",)),
         (
             "remora.node.at",
             [{"uri": "file:///no/such/file.py", "position": position}],
             ("Remora does not know file:///no/such/file.py",),
         ),
         # remora.node.events {node_id, limit?}
-        ("remora.node.events", [{}], (NODE_SHAPE,)),
+        ("remora.node.events", [{}], ("node_id", "Field required")),
         ("remora.node.events", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
-        ("remora.node.events", [{"node_id": node_id, "limit": 0}], ("limit", "0")),
+        (
+            "remora.node.events",
+            [{"node_id": node_id, "limit": 0}],
+            ("limit", "greater than or equal to 1", "got 0"),
+        ),
         ("remora.node.events", [{"node_id": node_id, "limit": "9"}], ("limit",)),
         ("remora.node.events", [{"node_id": node_id, "limit": True}], ("limit",)),
         (
             "remora.node.events",
             [{"node_id": node_id, "limit": 1001}],
-            ("limit", "1 to 1000", "1001"),
+            ("limit", "less than or equal to 1000", "1001"),
         ),
         ("remora.node.events", [{"node_id": "nope", "limit": 5}], (NODE_SHAPE,)),
         # remora.node.at: whole, non-negative line and character
@@ -165,45 +182,49 @@ def bad_arguments(uri: str, node_id: str) -> list[tuple[str, list, tuple[str, ..
             ("position",),
         ),
         # remora.agent.history {node_id, limit?}
-        ("remora.agent.history", [{}], (NODE_SHAPE,)),
+        ("remora.agent.history", [{}], ("node_id", "Field required")),
         ("remora.agent.history", [{"node_id": UNKNOWN_NODE}], (UNKNOWN_NODE,)),
         (
             "remora.agent.history",
             [{"node_id": node_id, "limit": 0}],
-            ("limit must be a whole number", "0"),
+            ("limit", "got 0"),
         ),
         # remora.runs.list {status?, node_id?, limit?}
         (
             "remora.runs.list",
             [{"status": "maybe"}],
-            ("status must be one of", "running", "'maybe'"),
+            ("status", "running", "'maybe'"),
         ),
-        ("remora.runs.list", [{"limit": "9"}], ("limit must be a whole number",)),
+        ("remora.runs.list", [{"limit": "9"}], ("limit", "valid integer")),
         ("remora.runs.list", [{"node_id": "helper"}], (NODE_SHAPE, "'helper'")),
         # remora.trust.get / set / revoke {trusted?, uri?}: malformed only (a
         # valid set would change the project's trust)
         (
             "remora.trust.get",
             [{"uri": 5}],
-            ("remora.trust.get wants uri as a file: URI", "5"),
+            ("uri", "valid string", "got 5"),
         ),
-        ("remora.trust.get", [{"uri": "untitled:Untitled-1"}], ("file: URI",)),
+        (
+            "remora.trust.get",
+            [{"uri": "untitled:Untitled-1"}],
+            ("is in no workspace folder",),
+        ),
         (
             "remora.trust.get",
             [{"uri": "file:///no/such/folder/x.py"}],
             ("is in no workspace folder",),
         ),
-        ("remora.trust.set", [{}], ("trusted as true or false", "None")),
+        ("remora.trust.set", [{}], ("trusted", "Field required")),
         ("remora.trust.set", [{"trusted": "yes"}], ("trusted", "'yes'")),
         (
             "remora.trust.set",
             [{"trusted": True, "uri": ["x"]}],
-            ("remora.trust.set wants uri as a file: URI",),
+            ("uri", "valid string"),
         ),
         (
             "remora.trust.revoke",
             [{"uri": 5}],
-            ("remora.trust.revoke wants uri as a file: URI",),
+            ("uri", "valid string"),
         ),
     ]
 
@@ -297,7 +318,8 @@ async def test_decided_proposals_and_removed_nodes_get_readable_errors(
                 client,
                 "remora.proposal.reject",
                 [{"proposal_id": proposal_id, "feedback": 5}],
-                "feedback must be a string",
+                "feedback",
+                "valid string",
             )
             model.reply_text("Fine.")
             rejected = await command(

@@ -239,11 +239,11 @@ async def test_a_run_waiting_for_a_person_is_listed_as_waiting(editor, workspace
 async def test_bad_history_and_run_arguments_are_explained(editor, workspace):
     async with session(editor, workspace) as client:
         for name, argument, words in [
-            ("remora.agent.history", {"node_id": "nope"}, "rm_ followed by 8"),
+            ("remora.agent.history", {"node_id": "nope"}, "a node is named by its id"),
             ("remora.agent.history", {"node_id": "rm_zzzzzzzz"}, "no node with id"),
             ("remora.agent.history", {"node_id": "rm_zzzzzzzz", "limit": 0}, "limit"),
-            ("remora.runs.list", {"status": "sleeping"}, "status must be one of"),
-            ("remora.runs.list", {"node_id": 3}, "rm_ followed by 8"),
+            ("remora.runs.list", {"status": "sleeping"}, "status: Input should be"),
+            ("remora.runs.list", {"node_id": 3}, "node_id: Input should be a valid"),
         ]:
             with pytest.raises(JsonRpcException) as failure:
                 await command(client, name, argument)

@@ -130,7 +130,7 @@ async def test_node_commands_return_cards(client):
             [{"node_id": "rm_zzzzzzzz"}],
             "no node with id rm_zzzzzzzz",
         ),
-        ("remora.node.get", [{"node_id": 42}], "node_id must look like rm_"),
+        ("remora.node.get", [{"node_id": 42}], "node_id: Input should be a valid"),
         ("remora.node.get", [], "takes one JSON object argument"),
         ("remora.node.get", ["rm_abc"], "takes one JSON object argument"),
         ("remora.node.at", [{"uri": "file:///nowhere/x.py"}], "position"),

@@ -42,9 +42,10 @@ from tests.lsp.helpers import eventually
 
 HELPER = "pkg/service.py::Service.helper"
 ORDER = "pkg/service.py::order"
-DOCUMENTED_ORDER = '''def order(item, count):
-    """Order ``count`` of ``item``."""
-    return {"item": item, "count": count}'''
+DOCUMENTED_ORDER = '''def order(name, quantity):
+    """Order ``quantity`` of the item ``name``."""
+    item = make_item(name)
+    return item.total(quantity) + models.make_item("x").price'''
 WAIT_S = 60.0
 
 Args = Callable[["World"], dict[str, Any]]
@@ -139,7 +140,7 @@ class World:
                 k: (0 if k in VOLATILE_KEYS and v is not None else self.normal(v))
                 for k, v in value.items()
             }
-        if isinstance(value, list):
+        if isinstance(value, list | tuple):
             return [self.normal(item) for item in value]
         if isinstance(value, str):
             value = value.replace(self.root.as_uri(), "<root>")
@@ -150,6 +151,36 @@ class World:
 
 Outcome = tuple[str, Any]
 """``("answer", json)`` or ``("error", (kind, message))``."""
+
+
+def differences(door: Any, in_process: Any, where: str = "") -> list[str]:
+    """Where two answers differ, as ``path: door's value != in-process value``."""
+    if isinstance(door, dict) and isinstance(in_process, dict):
+        return [
+            found
+            for key in sorted(set(door) | set(in_process))
+            for found in differences(
+                door.get(key, "<absent>"),
+                in_process.get(key, "<absent>"),
+                f"{where}.{key}",
+            )
+        ]
+    if isinstance(door, list | tuple) and isinstance(in_process, list | tuple):
+        if len(door) != len(in_process):
+            return [f"{where}: {len(door)} items != {len(in_process)}: {door!r:.300}"]
+        return [
+            found
+            for index, pair in enumerate(zip(door, in_process, strict=True))
+            for found in differences(*pair, f"{where}[{index}]")
+        ]
+    return (
+        [] if door == in_process else [f"{where}: {door!r:.200} != {in_process!r:.200}"]
+    )
+
+
+def assert_alike(name: str, door: str, answer: Outcome, in_process: Outcome) -> None:
+    found = differences(answer, in_process)
+    assert not found, f"{name} through {door}:\n" + "\n".join(found[:20])
 
 
 async def answer_of(call) -> Outcome:
@@ -217,12 +248,8 @@ async def test_every_command_answers_alike_through_the_three_doors(worlds):
                     if name == "remora.trust.revoke":  # the server restarted
                         await socket.close()
                         socket = await _reconnect(b.root)
-                    assert b.normal(lsp) == a.normal(first), (name, "lsp", lsp)
-                    assert b.normal(via_socket) == a.normal(second), (
-                        name,
-                        "socket",
-                        via_socket,
-                    )
+                    assert_alike(name, "lsp", b.normal(lsp), a.normal(first))
+                    assert_alike(name, "socket", b.normal(via_socket), a.normal(second))
             finally:
                 await socket.close()
     finally:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, StrictStr
 
 from remora_core.front import answers
-from remora_core.front.arguments import NodeArgs, RunIdField
+from remora_core.front.arguments import NodeArgs, RunIdField, Text, limit_field
 from remora_core.front.table import Arguments, Door, Route, command
 from remora_core.history.conversation import MAX_ENTRIES
 from remora_core.swarm.run_list import MAX_RUNS, RunStatus
@@ -24,13 +24,13 @@ if TYPE_CHECKING:
 class ChatArgs(NodeArgs):
     """A node and a person's message to its agent."""
 
-    message: str = Field(min_length=1)
+    message: Text
 
 
 class RunArgs(NodeArgs):
     """A node and an optional instruction (empty: a self-review)."""
 
-    instruction: str = ""
+    instruction: StrictStr = ""
 
 
 class CancelArgs(Arguments):
@@ -42,14 +42,14 @@ class CancelArgs(Arguments):
 class RespondArgs(Arguments):
     """An agent's question and the person's answer."""
 
-    question_id: str = Field(min_length=1)
-    answer: str = Field(min_length=1)
+    question_id: Text
+    answer: Text
 
 
 class HistoryArgs(NodeArgs):
     """A node and how many conversation entries (the latest)."""
 
-    limit: int = Field(default=200, ge=1, le=MAX_ENTRIES)
+    limit: int = limit_field(200, MAX_ENTRIES)
 
 
 class RunsArgs(Arguments):
@@ -57,7 +57,7 @@ class RunsArgs(Arguments):
 
     status: RunStatus | None = None
     node_id: str | None = Field(default=None, description="a node reference")
-    limit: int = Field(default=100, ge=1, le=MAX_RUNS)
+    limit: int = limit_field(100, MAX_RUNS)
 
 
 @command("remora.agent.chat", ChatArgs, answers.RunId, Route.NODE)

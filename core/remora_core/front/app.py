@@ -188,9 +188,7 @@ class RemoraApp:
 
     async def graph_complete(self) -> None:
         """Wait until a lazily loaded graph is whole in memory (or closing)."""
-        graph = self._index.graph
-        while not graph.complete and not self._index.closed:
-            await asyncio.sleep(0.5)
+        await self._index.graph.wait_complete()
 
     def keep(self, loop: Coroutine[Any, Any, Any], name: str) -> None:
         """Run ``loop`` for as long as the app is open (the control socket)."""

@@ -10,11 +10,21 @@ keys (:class:`~remora_core.front.table.Arguments`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import AfterValidator, Field, StrictInt, StrictStr, model_validator
 
 from remora_core.front.table import Arguments
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text
+
+
+Text = Annotated[StrictStr, AfterValidator(_not_blank)]
+"""A person's words: a string with something in it."""
 
 NodeRefField = Annotated[
     str,
@@ -34,6 +44,11 @@ GraphRunIdField = Annotated[
 CheckpointIdField = Annotated[
     str, Field(pattern=r"^cp_", description="a checkpoint id (cp_…)")
 ]
+
+
+def limit_field(default: int, most: int) -> Any:
+    """A ``limit`` argument: a whole number from 1 to ``most``."""
+    return Field(default=default, ge=1, le=most, strict=True)
 
 
 class NodeArgs(Arguments):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from remora_core.history.conversation import conversation
@@ -74,7 +74,9 @@ class History:
         found = [s for s in found if _matches(s, node_id, run_id, event_type)]
         return found[:limit] if since_seq is not None else found[-limit:]
 
-    async def follow(self, since_seq: int | None = None) -> AsyncIterator[StoredEvent]:
+    async def follow(
+        self, since_seq: int | None = None
+    ) -> AsyncGenerator[StoredEvent, None]:
         """Every event after ``since_seq`` (None: from now on), forever."""
         swarm = (await self._startup.parts()).swarm
         queue: asyncio.Queue[StoredEvent] = asyncio.Queue(FOLLOW_QUEUE)

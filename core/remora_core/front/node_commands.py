@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from remora_core.front import answers
-from remora_core.front.arguments import FileArgs, NodeArgs, Position
+from remora_core.front.arguments import FileArgs, NodeArgs, Position, limit_field
+from remora_core.front.errors import NotFound
 from remora_core.front.locations import file_uri, project_path
 from remora_core.front.table import Arguments, Door, Route, command
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 class NodeEventsArgs(NodeArgs):
     """A node and how many of its events."""
 
-    limit: int = Field(default=50, ge=1, le=1000)
+    limit: int = limit_field(50, 1000)
 
 
 class NodeAtArgs(FileArgs):
@@ -41,7 +42,7 @@ class SearchArgs(Arguments):
     """A search query (empty: every node)."""
 
     query: str = Field(default="", description="words of a name, path or id")
-    limit: int = Field(default=50, ge=1, le=10_000)
+    limit: int = limit_field(50, 10_000)
 
 
 class EventsArgs(Arguments):
@@ -55,7 +56,7 @@ class EventsArgs(Arguments):
     type: str | None = Field(
         default=None, description="an event type; agent_* matches a prefix"
     )
-    limit: int = Field(default=100, ge=1, le=100_000)
+    limit: int = limit_field(100, 100_000)
 
 
 class NoArgs(Arguments):
@@ -82,6 +83,11 @@ async def node_at(app: RemoraApp, a: NodeAtArgs, door: Door) -> Any:
     """The card of the innermost node at a position of a document, or null."""
     path = project_path(app.root, a.uri, a.path)
     assert path is not None  # the model wants uri or path
+    if app.documents.lines(path) is None:
+        raise NotFound(
+            f"Remora does not know {a.uri or a.path}: it is not open in the editor "
+            "and not a file of the project"
+        )
     where = a.position
     node = app.nodes.at(path, where.line, where.character, door.encoding)
     return await card(app, node.id) if node is not None else None

@@ -55,6 +55,9 @@ class Route(StrEnum):
     DOCUMENT = "document"
     """The project of the file ``uri`` / ``path`` names; every project when
     neither is given (list answers are joined)."""
+    FOLDER = "folder"
+    """The workspace folder holding ``uri`` (any file or folder in it, whatever
+    its discovery settings); every project when no ``uri`` is given."""
     WORKSPACE = "workspace"
     """The first workspace folder's project."""
     EVERY = "every"
@@ -136,5 +139,7 @@ def describe(error: ValidationError) -> str:
         message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown argument"
+        elif item["type"] != "missing" and not isinstance(item["input"], dict):
+            message = f"{message}, got {item['input']!r:.60}"
         problems.append(f"{where}: {message}")
     return "; ".join(problems)

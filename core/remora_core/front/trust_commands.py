@@ -14,6 +14,7 @@ from pydantic import StrictBool
 
 from remora_core.front import answers
 from remora_core.front.arguments import FileArgs
+from remora_core.front.errors import InvalidArguments
 from remora_core.front.table import Door, Route, command
 
 if TYPE_CHECKING:
@@ -26,28 +27,37 @@ class TrustSetArgs(FileArgs):
     trusted: StrictBool
 
 
-@command("remora.trust.get", FileArgs, list[answers.TrustRow], Route.DOCUMENT)
+def _in_a_folder(app: RemoraApp, a: FileArgs) -> None:
+    """A file named outside every workspace folder has no trust to speak of."""
+    if app.root is None and (a.uri is not None or a.path is not None):
+        raise InvalidArguments(f"{a.uri or a.path} is in no workspace folder")
+
+
+@command("remora.trust.get", FileArgs, list[answers.TrustRow], Route.FOLDER)
 async def trust_get(app: RemoraApp, a: FileArgs, door: Door) -> Any:
     """Whether the project's repository is trusted, who decided, what it
     wants that needs trust, and where the key may go.
     """
+    _in_a_folder(app, a)
     return app.trust.describe()
 
 
-@command("remora.trust.set", TrustSetArgs, list[answers.TrustRow], Route.DOCUMENT)
+@command("remora.trust.set", TrustSetArgs, list[answers.TrustRow], Route.FOLDER)
 async def trust_set(app: RemoraApp, a: TrustSetArgs, door: Door) -> Any:
     """Trust the repository (or not): the answer is remembered and the
     project restarts with it. Refused when the editor manages trust itself.
     """
+    _in_a_folder(app, a)
     await app.trust.set(a.trusted)
     return app.trust.describe()
 
 
-@command("remora.trust.revoke", FileArgs, list[answers.TrustRow], Route.DOCUMENT)
+@command("remora.trust.revoke", FileArgs, list[answers.TrustRow], Route.FOLDER)
 async def trust_revoke(app: RemoraApp, a: FileArgs, door: Door) -> Any:
     """Forget every answer about the project (trust and hosts): it is
     untrusted until asked again.
     """
+    _in_a_folder(app, a)
     await app.trust.revoke()
     return app.trust.describe()
 

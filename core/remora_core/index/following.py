@@ -78,7 +78,7 @@ class StoreFollower:
         if self.database.available:
             self.mark = await self.store.newest_save()
 
-    async def run(self, on_owner_gone: Callable[[], None] | None) -> None:
+    async def run(self, on_owner_gone: Callable[[], object] | None) -> None:
         """Follow until the project closes or the owner goes away."""
         while not self.index.closed:
             await asyncio.sleep(FOLLOW_INTERVAL_S)
