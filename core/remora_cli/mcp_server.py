@@ -40,7 +40,9 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from remora_core.config import load_settings
+from remora_core.model import ProposalStatus, RunStatus
 from remora_core.project_paths import is_secret
+from remora_core.store.runs import RUN_ENDS
 
 from remora_cli.control.backend import Backend, BackendError, open_backend
 
@@ -48,12 +50,6 @@ log = logging.getLogger(__name__)
 
 MAX_WAIT_S = 600.0
 """The longest ``ask_node`` waits for a run (a host's own timeout is shorter)."""
-RUN_ENDS = {
-    "agent_completed": "completed",
-    "agent_failed": "failed",
-    "agent_cancelled": "cancelled",
-    "run_interrupted": "interrupted",
-}
 ALLOWED = frozenset(
     {
         "remora.nodes.search",
@@ -173,10 +169,10 @@ async def _late(backend: Backend, run_id: str, wait_s: float) -> dict[str, Any]:
     outcome: dict[str, Any] = {"run_id": run_id, "answer": "", "proposal_ids": []}
     if backend.via == "server":
         note = f"still running after {wait_s:g} s; list_proposals shows what it makes"
-        return {**outcome, "outcome": "running", "note": note}
+        return {**outcome, "outcome": RunStatus.RUNNING, "note": note}
     await _call(backend, "remora.agent.cancel", {"run_id": run_id})
     note = f"cancelled after {wait_s:g} s: no editor serves this project"
-    return {**outcome, "outcome": "cancelled", "note": note}
+    return {**outcome, "outcome": RunStatus.CANCELLED, "note": note}
 
 
 async def _follow(backend: Backend, since: int, run_id: str) -> dict[str, Any]:
@@ -241,7 +237,7 @@ def build_server(root: Path) -> MCPServer:
 
     @server.tool()
     async def list_proposals(
-        status: str | None = "pending", path: str | None = None
+        status: str | None = ProposalStatus.PENDING, path: str | None = None
     ) -> list[dict[str, Any]]:
         """Proposals, newest first: ``status`` pending (default), accepted,
         rejected, stale, superseded, or null for all; ``path`` one file.

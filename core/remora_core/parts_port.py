@@ -1,10 +1,10 @@
 """What graphs and checkpoints see of the engine they belong to (a protocol).
 
-``graphs/facade.py`` and ``checkpoints.py`` are built by the composition root
-(:class:`remora_core.parts.Engine`) and use a few of its parts. They name this
+``graphs/facade.py`` and ``history/checkpoints.py`` are built by
+:class:`remora_core.parts.ProjectParts` and use a few of its parts. They name this
 protocol instead of the class that builds them — naming it would be an import
 cycle (``tests/core/test_import_cycles.py``) — and it says exactly which parts
-they rely on. (Graphs take a checkpoint before each run through the engine's
+they rely on. (Graphs take a checkpoint before each run through the parts'
 ``checkpoints``, looked up when needed.)
 """
 

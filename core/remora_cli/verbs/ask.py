@@ -11,18 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from remora_core.model import RunStatus
+from remora_core.store.runs import RUN_ENDS
+
 from remora_cli import output
 
 log = logging.getLogger(__name__)
 
 NAME = "ask"
 HELP = "ask a node's agent (NODE: id, unique prefix or path::qualified.name)"
-ENDS = {
-    "agent_completed": "completed",
-    "agent_failed": "failed",
-    "agent_cancelled": "cancelled",
-    "run_interrupted": "interrupted",
-}
 STEPS = {
     "agent_started": "started",
     "model_request": "thinking…",
@@ -64,7 +61,7 @@ async def run(args, backend) -> int:
         output.tell(f"remora: {run_id} took over {args.timeout:g} s: cancelled")
         return 1
     _print(outcome, args.json)
-    return 0 if outcome["outcome"] == "completed" else 1
+    return 0 if outcome["outcome"] == RunStatus.COMPLETED else 1
 
 
 async def _follow(backend, since: int, run_id: str, quiet: bool) -> dict:
@@ -79,10 +76,10 @@ async def _follow(backend, since: int, run_id: str, quiet: bool) -> dict:
             )
         if not quiet and kind in STEPS:
             output.tell(f"{run_id}: " + STEPS[kind].format_map(_Missing(event)))
-        if kind in ENDS:
+        if kind in RUN_ENDS:
             return {
                 "run_id": run_id,
-                "outcome": ENDS[kind],
+                "outcome": RUN_ENDS[kind],
                 "answer": event.get("result") or "",
                 "error": event.get("error"),
                 "proposals": proposals,
@@ -99,7 +96,7 @@ def _print(outcome: dict, as_json: bool) -> None:
     if as_json:
         output.emit_json(outcome)
         return
-    if outcome["outcome"] != "completed":
+    if outcome["outcome"] != RunStatus.COMPLETED:
         output.tell(
             f"remora: the run {outcome['outcome']}: {outcome.get('error') or ''}"
         )

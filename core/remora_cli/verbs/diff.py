@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
+from remora_core.model import ProposalStatus
+
 from remora_cli import output
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,6 @@ async def run(args, backend) -> int:
     sys.stdout.write(
         found["diff"] if found["diff"].endswith("\n") else found["diff"] + "\n"
     )
-    if found["status"] != "pending":
+    if found["status"] != ProposalStatus.PENDING:
         output.tell(f"(this proposal is {found['status']})")
     return 0

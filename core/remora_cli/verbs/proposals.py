@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import logging
 
+from remora_core.model import ProposalStatus
+
 from remora_cli import output
 
 log = logging.getLogger(__name__)
 
 NAME = "proposals"
 HELP = "list proposals (default: pending ones; --status all for every one)"
-STATUSES = ("pending", "accepted", "rejected", "stale", "superseded", "all")
+STATUSES = (*(status.value for status in ProposalStatus), "all")
 
 
 def add_arguments(parser) -> None:
     """``--status``."""
-    parser.add_argument("--status", choices=STATUSES, default="pending")
+    parser.add_argument(
+        "--status", choices=STATUSES, default=ProposalStatus.PENDING.value
+    )
 
 
 def changed_lines(diff: str) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 
+from remora_core.swarm.run_list import RunStatus
+
 from remora_cli import output
 
 log = logging.getLogger(__name__)
 
 NAME = "ps"
-IN_FLIGHT = ("queued", "running", "waiting")
+IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
 HELP = "list agent runs in flight (--all: recent runs too)"
 
 

@@ -1,12 +1,14 @@
-"""Agents: what makes a node's agent think and act (DESIGN §8).
+"""Agents: what makes a node's agent think and act.
 
 | module | responsibility |
 |---|---|
-| ``paths.py`` | project-relative paths: nothing outside the root, secrets never shown |
-| ``context.py`` | ``AgentContext``: what one turn's tools can reach |
+| ``runtime.py`` | the agents' services of one project, started and closed together |
+| ``context.py`` | ``AgentServices`` and ``AgentContext``: what one turn's tools can reach |
 | ``prompt.py`` | the system prompt of a node and the turn's input |
-| ``tools.py`` | the core tools, validating their arguments |
-| ``fenced.py`` | the ``fenced`` turn protocol for small models |
+| ``tools.py``, ``toolset.py`` | the core tools, validating their arguments |
+| ``host.py`` | host functions ``.pym`` tools may call |
+| ``fenced.py``, ``guided.py`` | the ``fenced`` turn protocol and grammars for small models |
+| ``guarding.py`` | the intent guard applied to an agent's rewrite |
 | ``providers.py`` | which model a turn talks to, built from settings |
 | ``chat_model.py`` | the chat-completions model, preparing tool schemas once |
 | ``resilient.py`` | the model wrapper: events per request, retries with backoff |
@@ -16,4 +18,10 @@
 | ``sandbox.py`` | ``.pym`` tools run in the pydantic-monty sandbox |
 | ``extensions.py`` | ``.remora/models/*.py`` ``ExtensionNode`` classes |
 | ``memory.py`` | chat history per agent |
+| ``workspace.py`` | each agent's key-value memory and overlay files |
+| ``questions.py`` | ``ask_user``: questions to the person, answered or timed out |
+| ``statuses.py`` | each agent's status (idle, running, …) on its node and stored |
+
+Project paths (nothing outside the root, secrets never shown) are
+``remora_core/project_paths.py``, shared with the review.
 """

@@ -367,15 +367,19 @@ class GraphCompleted(BaseEvent, frozen=True):
     """Nodes whose every step had ended (``interrupted``: before the crash)."""
 
 
+RefusalRule = Literal[
+    "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
+]
+"""The cascade rule that refused a trigger (DESIGN §7)."""
+
+
 class TriggerRefused(BaseEvent, frozen=True):
     """A cascade rule stopped an event from triggering an agent."""
 
     type: Literal["trigger_refused"] = "trigger_refused"
     agent_id: str = Field()
     trigger_id: str
-    rule: Literal[
-        "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
-    ]
+    rule: RefusalRule
     reason: str
 
 

@@ -38,7 +38,7 @@ import logging
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from remora_core.events.models import Event, parse_event
@@ -79,14 +79,15 @@ class StoredEvent:
 
     seq: int
     event: Event
-    nodes: tuple[str, ...] = field(default=None)  # type: ignore[assignment]
-    """``event.concerned_nodes()``, worked out once (it is needed twice)."""
+    nodes: tuple[str, ...] = ()
+    """``event.concerned_nodes()``, worked out once (it is needed twice);
+    worked out here when not given."""
     persisted: bool = True
     """False: kept in memory only (no usable store); ``seq`` is then this
     process's own numbering, not a row of the log."""
 
     def __post_init__(self) -> None:
-        if self.nodes is None:
+        if not self.nodes:
             object.__setattr__(self, "nodes", self.event.concerned_nodes())
 
     def to_json(self) -> dict[str, Any]:
@@ -250,7 +251,8 @@ class EventStore:
             return int(row[0]) if row else 0
 
         if self.readable:
-            self.last_seq = await self.database.read(work, "reading events") or 0  # type: ignore[union-attr]
+            assert self.database is not None  # readable: there is a store
+            self.last_seq = await self.database.read(work, "reading events") or 0
 
     def enqueue(
         self, event: Event, *, linger: bool = False
@@ -439,7 +441,8 @@ class EventStore:
             ).fetchall()
             return [StoredEvent(seq, parse_event(payload)) for seq, payload in rows]
 
-        return await self.database.read(work, "reading events")  # type: ignore[union-attr]
+        assert self.database is not None  # readable: there is a store
+        return await self.database.read(work, "reading events")
 
     async def since(self, seq: int, limit: int = 10_000) -> list[StoredEvent]:
         """Events after ``seq`` this process published, oldest first (to replay)."""

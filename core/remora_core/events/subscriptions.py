@@ -37,7 +37,7 @@ from fnmatch import fnmatchcase
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from remora_core.events.models import BaseEvent
+from remora_core.events.models import Event
 
 MESSAGE_TYPES = ("human_chat", "agent_message", "rewrite_rejected")
 
@@ -54,9 +54,9 @@ class Pattern(BaseModel):
     tags: tuple[str, ...] | None = None
     nodes: tuple[str, ...] | None = None
 
-    def matches(self, event: BaseEvent) -> bool:
+    def matches(self, event: Event) -> bool:
         """Whether every field this pattern gives matches ``event``."""
-        if self.event_types is not None and event.type not in self.event_types:  # type: ignore[attr-defined]
+        if self.event_types is not None and event.type not in self.event_types:
             return False
         if self.to_agent is not None and event.to_agent != self.to_agent:
             return False
@@ -95,8 +95,8 @@ class _Matcher:
         self.tags = frozenset(pattern.tags) if pattern.tags is not None else None
         self.nodes = frozenset(pattern.nodes) if pattern.nodes is not None else None
 
-    def matches(self, event: BaseEvent, nodes: tuple[str, ...]) -> bool:
-        if self.types is not None and event.type not in self.types:  # type: ignore[attr-defined]
+    def matches(self, event: Event, nodes: tuple[str, ...]) -> bool:
+        if self.types is not None and event.type not in self.types:
             return False
         if self.to is not None and event.to_agent != self.to:
             return False
@@ -274,11 +274,11 @@ class SubscriptionIndex:
         return made[which]
 
     def defaults_matching(
-        self, event: BaseEvent, nodes: tuple[str, ...] | None = None
+        self, event: Event, nodes: tuple[str, ...] | None = None
     ) -> list[Subscription]:
         """The implicit default subscriptions ``event`` matches."""
         found: list[Subscription] = []
-        kind = event.type  # type: ignore[attr-defined]
+        kind = event.type
         if kind in MESSAGE_TYPES and event.to_agent and self.is_agent(event.to_agent):
             found.append(self._default(event.to_agent, 0))
         elif kind == "content_changed":
@@ -287,8 +287,8 @@ class SubscriptionIndex:
                     found.append(self._default(node, 1))
         return found
 
-    def _event_keys(self, event: BaseEvent, nodes: tuple[str, ...]) -> list[Key]:
-        keys: list[Key] = [("any", ""), ("type", event.type)]  # type: ignore[attr-defined]
+    def _event_keys(self, event: Event, nodes: tuple[str, ...]) -> list[Key]:
+        keys: list[Key] = [("any", ""), ("type", event.type)]
         if event.to_agent is not None:
             keys.append(("to", event.to_agent))
         keys += [("node", node) for node in nodes]
@@ -304,7 +304,7 @@ class SubscriptionIndex:
         return keys
 
     def match(
-        self, event: BaseEvent, nodes: tuple[str, ...] | None = None
+        self, event: Event, nodes: tuple[str, ...] | None = None
     ) -> list[Subscription]:
         """Subscriptions (custom and default) matching ``event``, stable order.
 
@@ -329,7 +329,7 @@ class SubscriptionIndex:
             found.sort(key=lambda s: (s.agent_id, s.id))
         return found
 
-    def matching_agents(self, event: BaseEvent, nodes: tuple[str, ...]) -> list[str]:
+    def matching_agents(self, event: Event, nodes: tuple[str, ...]) -> list[str]:
         """The agents ``event`` triggers (what :meth:`match` finds, as agent
         ids, without building the default subscriptions): the hot path.
         """
@@ -343,7 +343,7 @@ class SubscriptionIndex:
                     matcher = matchers[subscription_id]
                     if matcher.matches(event, nodes):
                         agents[matcher.subscription.agent_id] = None
-        kind = event.type  # type: ignore[attr-defined]
+        kind = event.type
         if kind in MESSAGE_TYPES:
             if event.to_agent and self.is_agent(event.to_agent):
                 agents[event.to_agent] = None

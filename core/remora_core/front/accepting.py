@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.model import ProposalStatus
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
 
@@ -55,9 +56,9 @@ async def accept(review: Review, editor: Editor, proposal: Proposal) -> dict[str
 
 
 async def _accept(review: Review, editor: Editor, proposal: Proposal) -> dict[str, Any]:
-    if proposal.status != "pending":
+    if proposal.status != ProposalStatus.PENDING:
         reason = f"the proposal is {proposal.status}"
-        if proposal.status == "stale":
+        if proposal.status == ProposalStatus.STALE:
             reason += ": its code changed since it was made (ask the agent again)"
         return {"applied": False, "reason": reason}
     if not review.holds(proposal):

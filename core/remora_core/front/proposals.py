@@ -85,10 +85,10 @@ class Proposals:
         return parts.agents.services.proposals.get(proposal_id) if parts else None
 
     def list(
-        self, *, path: str | None = None, status: ProposalStatus | str | None = None
+        self, *, path: str | None = None, status: ProposalStatus | None = None
     ) -> list[Proposal]:
         """Proposals, newest first, optionally of one file and status."""
-        return self._store.list(path=path, status=status and str(status))
+        return self._store.list(path=path, status=status)
 
     def pending(
         self, *, path: str | None = None, node_id: str | None = None

@@ -11,8 +11,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from remora_core.events.models import HumanChat
+from remora_core.store.runs import RUN_ENDS
+from remora_core.swarm.run_list import STORED_STATUS, list_runs
 from remora_core.swarm.run_list import RunStatus as ShownRunStatus
-from remora_core.swarm.run_list import list_runs
 
 if TYPE_CHECKING:
     from remora_core.front.nodes import Nodes
@@ -24,13 +25,10 @@ DEFAULT_INSTRUCTION = (
     "Review yourself: if something is clearly wrong or missing, propose a fix "
     "with rewrite_self; otherwise say in one sentence that you are fine."
 )
-END_EVENTS = {
-    "agent_completed": "done",
-    "agent_failed": "failed",
-    "agent_cancelled": "cancelled",
-    "run_interrupted": "interrupted",
+END_EVENTS: dict[str, ShownRunStatus] = {
+    kind: STORED_STATUS[stored] for kind, stored in RUN_ENDS.items()
 }
-"""Event types that end a run → the outcome they mean."""
+"""Event types that end a run → the status a person reads (``done``, …)."""
 
 
 class Runs:

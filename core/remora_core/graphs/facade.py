@@ -16,7 +16,7 @@ from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
-    from remora_core.parts_port import PartsPort as Project
+    from remora_core.parts_port import PartsPort
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ MAX_GRAPH_BYTES = 256 * 1024
 class Graphs:
     """Graph runs of one project."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: PartsPort) -> None:
         self.project = project
         proposals = project.agents.services.proposals if project.agents else None
 

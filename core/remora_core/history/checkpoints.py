@@ -38,7 +38,7 @@ from remora_core.model import ProposalStatus
 if TYPE_CHECKING:
     import sqlite3
 
-    from remora_core.parts_port import PartsPort as Project
+    from remora_core.parts_port import PartsPort
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _get(db: sqlite3.Connection, digest: str) -> Any:
     return json.loads(row[0]) if row else None
 
 
-def git_head(project: Project) -> str | None:
+def git_head(project: PartsPort) -> str | None:
     """The commit HEAD names, None without git."""
     if project.root is None or not (project.root / ".git").exists():
         return None
@@ -106,7 +106,7 @@ def git_head(project: Project) -> str | None:
 class Checkpoints:
     """The checkpoints of one project (its store must be writable)."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: PartsPort) -> None:
         self.project = project
 
     async def create(self, label: str | None = None) -> str:

@@ -3,9 +3,9 @@
 The index knows the project's files (their records and open documents), turns
 extractions into nodes and edges (``updates.py``, ``resolve.py``) and writes
 them to its store. It **reports** what changed to its listener
-(``index_reports.py``) and calls nothing above it: the composition root
-(``engine.py``) listens and turns the reports into staleness checks, events
-and agents' work.
+(``index_reports.py``) and calls nothing above it: the project's parts
+(``parts.py``) listen and turn the reports into staleness checks, events and
+agents' work.
 
 Its life: :meth:`CodeIndex.load` takes the stored graph; ``loaded`` is set
 once the engine is built on it (ids are now trustworthy), ``indexed`` once the

@@ -1,8 +1,8 @@
 """What the code index reports, and to whom.
 
 The index (``code_index.py``) calls nothing above it: it tells its
-:class:`IndexListener` what changed. The composition root (``engine.py``)
-is the listener once the engine exists; before, reports go nowhere
+:class:`IndexListener` what changed. The project's parts (``parts.py``)
+are the listener once they exist; before, reports go nowhere
 (:class:`Unheard`) — nothing is announced before the stored graph is loaded.
 """
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class IndexListener(Protocol):
-    """What the index reports (the composition root listens)."""
+    """What the index reports (the project's parts listen)."""
 
     def nodes_changed(self, path: str) -> None:
         """The nodes of ``path`` changed (pending proposals may be stale)."""

@@ -360,11 +360,9 @@ class ProposalStore:
         await self.database.transaction(work, "moving proposals to a renamed file")
 
     def list(
-        self, *, path: str | None = None, status: ProposalStatus | str | None = None
+        self, *, path: str | None = None, status: ProposalStatus | None = None
     ) -> builtins.list[Proposal]:
-        """Proposals in memory, newest first, optionally of one file and status
-        (a string names a status by its value: an unknown one matches none).
-        """
+        """Proposals in memory, newest first, optionally of one file and status."""
         found = [
             p
             for p in self._by_id.values()

@@ -65,8 +65,15 @@ class FileRecord:
     @property
     def stat(self) -> tuple[int, int, int, int] | None:
         """``(mtime_ns, size, ctime_ns, inode)`` if all are known."""
-        stat = (self.mtime_ns, self.size, self.ctime_ns, self.inode)
-        return None if None in stat else stat  # type: ignore[return-value]
+        mtime_ns, size, ctime_ns, inode = (
+            self.mtime_ns,
+            self.size,
+            self.ctime_ns,
+            self.inode,
+        )
+        if mtime_ns is None or size is None or ctime_ns is None or inode is None:
+            return None
+        return mtime_ns, size, ctime_ns, inode
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows: no flock (see claim())
+    # no fcntl on Windows: claim() checks for None
     fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)

@@ -201,7 +201,7 @@ class RunStore:
                 "SELECT id, node_id, correlation_id FROM runs WHERE status = ?",
                 (RunStatus.RUNNING,),
             ).fetchall()
-            return [tuple(row) for row in rows]  # type: ignore[misc]
+            return [(row[0], row[1], row[2]) for row in rows]
 
         return await self.database.read(work, "reading runs") or []
 
@@ -281,7 +281,7 @@ class RunStore:
                 "SELECT correlation_id, agent_id, depth, timestamp "
                 "FROM activation_chain"
             ).fetchall()
-            return [tuple(row) for row in rows]  # type: ignore[misc]
+            return [(row[0], row[1], row[2], row[3]) for row in rows]
 
         return await self.database.transaction(work, "loading cascade chains") or []
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from remora_core.events.models import BaseEvent
+from remora_core.events.models import BaseEvent, RefusalRule
 from remora_core.swarm.turns import REPLY_TAG, REQUEST_TAG
 
 EXPIRY_INTERVAL_S = 60.0
@@ -42,7 +42,7 @@ EXPIRY_INTERVAL_S = 60.0
 class Refusal:
     """Why a trigger was refused."""
 
-    rule: str
+    rule: RefusalRule
     reason: str
 
 

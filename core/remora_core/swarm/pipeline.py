@@ -264,7 +264,7 @@ class Swarm:
                     TriggerRefused(
                         agent_id=agent,
                         trigger_id=event.id,
-                        rule=refusal.rule,  # type: ignore[arg-type]
+                        rule=refusal.rule,
                         reason=refusal.reason,
                         correlation_id=event.correlation_id,
                         depth=event.depth,
