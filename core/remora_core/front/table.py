@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 class Arguments(BaseModel):
     """Base of every command's argument model: unknown keys are refused."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Validators are built on first use, not at import (the server starts
+    # faster: most commands are never called in a session).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 M = TypeVar("M", bound=Arguments)
