@@ -45,6 +45,9 @@ from remora_cli.control import wire
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 2.0
+CLOSE_TIMEOUT_S = 2.0
+"""How long hanging up may wait for the socket to close (a command that is
+over, or interrupted with Ctrl-C, never stays alive for the server's sake)."""
 
 
 class NoProject(Exception):
@@ -155,7 +158,7 @@ class ServerBackend:
         """Hang up."""
         self._writer.close()
         with contextlib.suppress(Exception):
-            await self._writer.wait_closed()
+            await asyncio.wait_for(self._writer.wait_closed(), CLOSE_TIMEOUT_S)
 
 
 async def _open(
