@@ -3,11 +3,11 @@
 | module | responsibility |
 |---|---|
 | ``runtime.py`` | the agents' services of one project, started and closed together |
-| ``context.py`` | ``AgentServices`` and ``AgentContext``: what one turn's tools can reach |
+| ``context.py`` | ``AgentServices``, ``AgentContext``: what a turn's tools reach |
 | ``prompt.py`` | the system prompt of a node and the turn's input |
 | ``tools.py``, ``toolset.py`` | the core tools, validating their arguments |
 | ``host.py`` | host functions ``.pym`` tools may call |
-| ``fenced.py``, ``guided.py`` | the ``fenced`` turn protocol and grammars for small models |
+| ``fenced.py``, ``guided.py`` | the ``fenced`` protocol, grammars for small models |
 | ``guarding.py`` | the intent guard applied to an agent's rewrite |
 | ``providers.py`` | which model a turn talks to, built from settings |
 | ``chat_model.py`` | the chat-completions model, preparing tool schemas once |

@@ -13,6 +13,7 @@ from pydantic import Field
 from remora_core.front import answers
 from remora_core.front.arguments import (
     CheckpointIdField,
+    Empty,
     GraphRunIdField,
     RequiredFileArgs,
 )
@@ -48,10 +49,6 @@ class CheckpointArgs(Arguments):
     checkpoint_id: CheckpointIdField
 
 
-class NoArgs(Arguments):
-    """No arguments."""
-
-
 @command("remora.graph.run", GraphRunArgs, answers.GraphRunId, Route.WORKSPACE)
 async def graph_run(app: RemoraApp, a: GraphRunArgs, door: Door) -> Any:
     """Start a batch graph; a graph that cannot run lists every problem and
@@ -78,8 +75,8 @@ async def checkpoint_create(app: RemoraApp, a: LabelArgs, door: Door) -> Any:
     return {"checkpoint_id": await app.checkpoints.create(a.label)}
 
 
-@command("remora.checkpoint.list", NoArgs, list[answers.CheckpointRow], Route.WORKSPACE)
-async def checkpoint_list(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+@command("remora.checkpoint.list", Empty, list[answers.CheckpointRow], Route.WORKSPACE)
+async def checkpoint_list(app: RemoraApp, a: Empty, door: Door) -> Any:
     """Checkpoints, newest first."""
     return await app.checkpoints.list()
 
@@ -112,8 +109,8 @@ def _join_trailers(found: list[Any]) -> Any:
     return {"trailers": [line for answer in found for line in answer["trailers"]]}
 
 
-@command("remora.trailers", NoArgs, answers.Trailers, Route.EVERY, _join_trailers)
-async def trailer_lines(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+@command("remora.trailers", Empty, answers.Trailers, Route.EVERY, _join_trailers)
+async def trailer_lines(app: RemoraApp, a: Empty, door: Door) -> Any:
     """``Remora-Agent: rm_… (pr_…)`` commit trailers for accepted proposals
     not yet in a commit.
     """

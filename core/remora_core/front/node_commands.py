@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from remora_core.front import answers
-from remora_core.front.arguments import FileArgs, NodeArgs, Position, limit_field
+from remora_core.front.arguments import Empty, FileArgs, NodeArgs, Position, limit_field
 from remora_core.front.errors import NotFound
 from remora_core.front.locations import file_uri, project_path
 from remora_core.front.table import Arguments, Door, Route, command
@@ -57,10 +57,6 @@ class EventsArgs(Arguments):
         default=None, description="an event type; agent_* matches a prefix"
     )
     limit: int = limit_field(100, 100_000)
-
-
-class NoArgs(Arguments):
-    """No arguments."""
 
 
 async def card(app: RemoraApp, node_id: str) -> dict[str, Any]:
@@ -123,8 +119,8 @@ async def events_list(app: RemoraApp, a: EventsArgs, door: Door) -> Any:
     return [stored.to_json() for stored in found]
 
 
-@command("remora.events.last_seq", NoArgs, answers.LastSeq, Route.WORKSPACE)
-async def events_last_seq(app: RemoraApp, a: NoArgs, door: Door) -> Any:
+@command("remora.events.last_seq", Empty, answers.LastSeq, Route.WORKSPACE)
+async def events_last_seq(app: RemoraApp, a: Empty, door: Door) -> Any:
     """The ``seq`` of the newest event (follow from it)."""
     return {"seq": app.history.last_seq}
 

@@ -117,10 +117,6 @@ class Nodes:
         """A file's active definitions in text order; None for an unknown file."""
         return self._index.outline(path)
 
-    def of_file(self, path: str) -> list[CodeNode]:
-        """Every node of a file, the file's own node included."""
-        return self._index.graph.file_nodes(path)
-
     def file(self, path: str) -> CodeNode | None:
         """The node of a file, if it is indexed (active or orphaned)."""
         return self._index.graph.file_node(path)
