@@ -110,13 +110,25 @@ async def test_via_the_server_a_cli_proposal_reaches_the_editor_and_accept_edits
     assert not (sock.exists() or sock.is_symlink())  # removed on exit
 
 
+def from_a_terminal(program: Path) -> list[str]:
+    """The command line that runs ``program`` with Ctrl-C at its default, as in
+    a person's terminal: a test run started in the background of a shell
+    without job control inherits SIGINT ignored, and so would ``program``.
+    """
+    reset = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", reset, str(program)]
+
+
 async def test_logs_follow_shows_live_events_and_ctrl_c_ends_it_cleanly(workspace):
     with ModelServer() as model:
         async with session("neovim", workspace, settings(model)) as client:
             sock = workspace / ".remora" / "control.sock"
             await eventually(lambda: sock.exists() or sock.is_symlink())
             follower = await asyncio.create_subprocess_exec(
-                str(REMORA),
+                *from_a_terminal(REMORA),
                 "--project",
                 str(workspace),
                 "logs",
