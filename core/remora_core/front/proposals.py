@@ -178,29 +178,27 @@ class Proposals:
         """
         parts = await self._startup.parts()
         self._startup.ensure_owner("accept proposals")
-        found: dict[str, str] = {}
-        for ref in refs:
-            try:
-                found[ref] = self.find(ref).id
-            except InvalidArguments as problem:
-                found[ref] = ""
-                log.info("not accepting %s: %s", ref, problem)
-        ids = [i for i in found.values() if i]
-        results = {}
-        if ids:
-            done = await accept_many(parts.agents.review, ids, editor or self.editor)
+        ids = {ref: self._id_of(ref) for ref in refs}
+        known = [i for i in ids.values() if i is not None]
+        results: dict[str, dict[str, Any]] = {}
+        if known:
+            done = await accept_many(parts.agents.review, known, editor or self.editor)
             results = {item["proposal_id"]: item for item in done}
             applied = [self.get(i) for i, r in results.items() if r["applied"]]
             await self._reread([p.file_path for p in applied if p is not None])
+        missing = {"applied": False, "reason": "there is no such proposal"}
         return [
-            results.get(found[ref])
-            or {
-                "proposal_id": ref,
-                "applied": False,
-                "reason": "there is no such proposal",
-            }
+            results.get(ids[ref] or "") or {"proposal_id": ref, **missing}
             for ref in refs
         ]
+
+    def _id_of(self, ref: str) -> str | None:
+        """The id ``ref`` names, or None (logged) when it names none."""
+        try:
+            return self.find(ref).id
+        except InvalidArguments as problem:
+            log.info("not accepting %s: %s", ref, problem)
+            return None
 
     async def _reread(self, paths: list[str]) -> None:
         """Files written on disk, not in a buffer: the project reads them again
