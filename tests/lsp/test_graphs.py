@@ -231,6 +231,33 @@ async def test_a_graph_that_cannot_run_says_every_problem_and_runs_nothing(
             assert not model.requests
 
 
+async def test_the_project_graphs_and_past_graph_runs_are_listed(workspace):
+    folder = workspace / ".remora" / "graphs"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "doc-inventory.yaml").write_text(json.dumps(graph()))
+    (folder / "typo.yaml").write_text("name: typo\nstepz: []\n")
+    with ModelServer(responder=respond) as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            listed = await command(client, "remora.graphs.list", {})
+            assert [g["name"] for g in listed] == ["doc-inventory", "typo"]
+            assert listed[0] == {
+                "name": "doc-inventory",
+                "steps": ["hints", "docs"],
+                "problems": [],
+            }
+            assert listed[1]["steps"] == []
+            assert any("stepz" in problem for problem in listed[1]["problems"])
+            assert await command(client, "remora.graph.runs", {}) == []
+
+            graph_run_id, _ = await run_graph(client, "doc-inventory")
+            runs = await command(client, "remora.graph.runs", {"limit": 5})
+            assert [r["graph_run_id"] for r in runs] == [graph_run_id]
+            assert runs[0]["name"] == "doc-inventory"
+            assert runs[0]["status"] == "completed"
+            assert runs[0]["counts"] == {"completed": 4, "failed": 1, "skipped": 1}
+            assert len(runs[0]["proposals"]) == 2
+
+
 @pytest.mark.parametrize("editor", EDITORS)
 async def test_cancel_a_graph_mid_run(editor, workspace):
     with ModelServer(responder=respond) as model:

@@ -47,6 +47,12 @@ DOCUMENTED_ORDER = '''def order(name, quantity):
     item = make_item(name)
     return item.total(quantity) + models.make_item("x").price'''
 WAIT_S = 60.0
+DOCS_GRAPH = """name: docs
+steps:
+  - id: docs
+    bundle: docstring
+    targets: {path: "pkg/*.py", kind: function}
+"""
 
 Args = Callable[["World"], dict[str, Any]]
 CASES: list[tuple[str, Args]] = [
@@ -79,6 +85,8 @@ CASES: list[tuple[str, Args]] = [
     ),
     ("remora.graph.run", lambda w: {"graph": {"name": "bad", "steps": []}}),
     ("remora.graph.run", lambda w: {"graph": "no-such-graph"}),
+    ("remora.graphs.list", lambda w: {}),
+    ("remora.graph.runs", lambda w: {"limit": 5}),
     ("remora.graph.status", lambda w: {"graph_run_id": "gr_000000000000"}),
     ("remora.graph.cancel", lambda w: {"graph_run_id": "gr_000000000000"}),
     ("remora.checkpoint.create", lambda w: {"label": "three doors"}),
@@ -226,6 +234,10 @@ async def worlds(workspace: Path, tmp_path: Path, person_files: Path):
         first = await RemoraApp.open(workspace, RemoraConfig(), DiskEditor(workspace))
         helper_id = first.nodes.find(HELPER).id
         await first.close()  # indexed, ids minted: both worlds share them
+        graphs = workspace / ".remora" / "graphs"
+        graphs.mkdir(parents=True, exist_ok=True)
+        (graphs / "docs.yaml").write_text(DOCS_GRAPH)
+        (graphs / "broken.yaml").write_text("name: broken\nsteps: []\n")
         a, b = tmp_path / "a", tmp_path / "b"
         shutil.copytree(workspace, a)
         shutil.copytree(workspace, b)

@@ -488,6 +488,16 @@ class EventStore:
             ][:limit]
         return found
 
+    async def latest_of_types(
+        self, types: tuple[str, ...], limit: int
+    ) -> list[StoredEvent]:
+        """The latest events of ``types``, newest first."""
+        marks = ", ".join("?" * len(types))
+        found = await self._select(f"type IN ({marks})", types, limit, True)
+        if found is None:
+            found = [s for s in reversed(self._memory) if s.event.type in types][:limit]
+        return found
+
     async def of_runs(
         self, run_ids: list[str], types: tuple[str, ...]
     ) -> list[StoredEvent]:

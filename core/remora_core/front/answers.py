@@ -263,6 +263,25 @@ class GraphStatus(TypedDict):
     proposals: Any
 
 
+class GraphListing(TypedDict):
+    """A graph under ``.remora/graphs``: its steps, or why it cannot run."""
+
+    name: str
+    steps: list[str]
+    problems: list[str]
+
+
+class GraphRunRow(TypedDict):
+    """A graph run: how it stands, what it proposed, when it started."""
+
+    graph_run_id: str
+    name: str
+    status: str
+    counts: dict[str, int]
+    proposals: Any
+    started_at: float
+
+
 class CheckpointId(TypedDict):
     """The checkpoint taken."""
 

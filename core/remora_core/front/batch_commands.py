@@ -16,6 +16,7 @@ from remora_core.front.arguments import (
     Empty,
     GraphRunIdField,
     RequiredFileArgs,
+    limit_field,
 )
 from remora_core.front.errors import InvalidArguments
 from remora_core.front.locations import project_path
@@ -37,6 +38,12 @@ class GraphRunIdArgs(Arguments):
     graph_run_id: GraphRunIdField
 
 
+class RecentArgs(Arguments):
+    """How many of the latest to list."""
+
+    limit: int = limit_field(20, 200)
+
+
 class LabelArgs(Arguments):
     """An optional checkpoint label."""
 
@@ -55,6 +62,22 @@ async def graph_run(app: RemoraApp, a: GraphRunArgs, door: Door) -> Any:
     nothing runs.
     """
     return {"graph_run_id": await app.graphs.run(a.graph)}
+
+
+@command("remora.graphs.list", Empty, list[answers.GraphListing], Route.WORKSPACE)
+async def graphs_list(app: RemoraApp, a: Empty, door: Door) -> Any:
+    """The project's graphs under `.remora/graphs`, each with its steps or
+    the problems that keep it from running (checked, not run).
+    """
+    return await app.graphs.available()
+
+
+@command("remora.graph.runs", RecentArgs, list[answers.GraphRunRow], Route.WORKSPACE)
+async def graph_runs(app: RemoraApp, a: RecentArgs, door: Door) -> Any:
+    """The project's latest graph runs, newest first: status, outcome counts,
+    proposals, start time.
+    """
+    return await app.graphs.recent(a.limit)
 
 
 @command("remora.graph.status", GraphRunIdArgs, answers.GraphStatus, Route.GRAPH_RUN)
@@ -119,6 +142,8 @@ async def trailer_lines(app: RemoraApp, a: Empty, door: Door) -> Any:
 
 BATCH_COMMANDS = [
     graph_run,
+    graphs_list,
+    graph_runs,
     graph_status,
     graph_cancel,
     checkpoint_create,

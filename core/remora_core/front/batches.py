@@ -42,6 +42,20 @@ class Graphs:
             raise InvalidArguments(str(invalid)) from None
         return run.id
 
+    async def available(self) -> list[dict[str, Any]]:
+        """The project's graphs (``.remora/graphs``) with their steps or the
+        problems that keep each from running.
+        """
+        parts = await self._startup.parts()
+        if parts.database is None:
+            return []
+        return parts.graphs.available()
+
+    async def recent(self, limit: int) -> list[dict[str, Any]]:
+        """The project's latest graph runs, newest first."""
+        parts = await self._startup.parts()
+        return await parts.graphs.recent(limit)
+
     async def status(self, graph_run_id: str) -> dict[str, Any]:
         """Steps × nodes with outcomes of a live or past run."""
         parts = await self._startup.parts()

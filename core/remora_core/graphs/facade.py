@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
+from remora_core.graphs.story import recent_runs
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_GRAPH_BYTES = 256 * 1024
+
+MAX_LISTED_GRAPHS = 200
+"""Graph files listed at most (a person picks one from the list)."""
 
 
 class Graphs:
@@ -64,6 +68,32 @@ class Graphs:
         if path.stat().st_size > MAX_GRAPH_BYTES:
             raise GraphInvalid([f".remora/graphs/{graph}.yaml is too large"])
         return path.read_text("utf-8", errors="replace")
+
+    def available(self) -> list[dict[str, Any]]:
+        """The graphs under ``.remora/graphs``, by name: each one's steps, or
+        the problems that keep it from running (it is checked, not run).
+        """
+        root = self.project.root
+        folder = root / ".remora" / "graphs" if root else None
+        if folder is None or not folder.is_dir() or folder.is_symlink():
+            return []
+        names = sorted(
+            path.stem for path in folder.glob("*.yaml") if GRAPH_NAME.match(path.stem)
+        )[:MAX_LISTED_GRAPHS]
+        listed: list[dict[str, Any]] = []
+        for name in names:
+            try:
+                spec = parse_graph(self.load(name))
+            except GraphInvalid as invalid:
+                listed.append({"name": name, "steps": [], "problems": invalid.problems})
+            else:
+                steps = [step.id for step in spec.steps]
+                listed.append({"name": name, "steps": steps, "problems": []})
+        return listed
+
+    async def recent(self, limit: int) -> list[dict[str, Any]]:
+        """The latest graph runs the store remembers, newest first."""
+        return await recent_runs(self.engine.swarm.events, limit)
 
     async def run(self, graph: Any) -> GraphRun:
         """Check and start a graph; its run (GraphInvalid before anything runs)."""

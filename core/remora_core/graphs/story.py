@@ -95,3 +95,16 @@ async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | N
         "steps": steps,
         "proposals": proposals,
     }
+
+
+async def recent_runs(events: EventStore, limit: int) -> list[dict[str, Any]]:
+    """The latest graph runs the log remembers, newest first: each one's
+    status (:func:`status_of` without its steps) and when it started.
+    """
+    found: list[dict[str, Any]] = []
+    for started in await events.latest_of_types(("graph_started",), limit):
+        status = await status_of(events, started.event.__dict__["graph_run_id"])
+        if status is not None:
+            del status["steps"]
+            found.append({**status, "started_at": started.event.timestamp})
+    return found
