@@ -81,7 +81,8 @@ function M.active(client_id)
 end
 
 --- A statusline component: "Remora: Service.helper thinking…" for each
---- piece of work under way, '' when Remora is idle.
+--- piece of work under way, then the session's tokens ("| 45 tokens"); ''
+--- when Remora is idle and no model answered yet.
 --- @return string
 function M.statusline()
   local parts = {}
@@ -94,6 +95,10 @@ function M.statusline()
       text = text .. string.format(' (%d%%)', p.percentage)
     end
     table.insert(parts, text)
+  end
+  local tokens = require('remora.tokens').statusline()
+  if tokens ~= '' then
+    table.insert(parts, #parts == 0 and ('Remora: ' .. tokens) or tokens)
   end
   return table.concat(parts, ' | ')
 end
