@@ -264,6 +264,16 @@ def test_ask_shows_the_proposal_in_the_panel_and_accept_applies_it(workspace):
     assert f"Pending proposal {proposal_id}" in panel
     assert f"+        {DOCSTRING}" in panel
     assert "  [a] accept  [r] reject  [d] diff" in panel
+    # What was checked, with the proposal and in the conversation (as the
+    # conversation view of VS Code shows it).
+    assert any(
+        line.startswith("  checks: docstring-only ✓ (code unchanged except docstrings)")
+        for line in panel
+    ), panel
+    assert any(
+        line.startswith(f"    {proposal_id} · pending · checks: docstring-only ✓")
+        for line in panel[panel.index("Conversation") :]
+    ), panel
     latest = panel[panel.index("Latest events") + 1 :]
     assert any("agent_completed" in line for line in latest)
     assert any(f"rewrite_proposed   {proposal_id}" in line for line in latest)
@@ -563,8 +573,21 @@ def test_help_remora_and_every_tag_resolve(workspace):
     assert {f"remora-option-{o}" for o in observed["options"]} <= tags
     assert {f"remora-option-panel.{o}" for o in observed["panel_options"]} <= tags
     assert {f"remora-option-panel.keys.{k}" for k in observed["panel_keys"]} <= tags
-    for group in ("RemoraHistoryHeader", "RemoraRunActive", "RemoraRunFailed"):
+    for group in (
+        "RemoraHistoryHeader",
+        "RemoraRunActive",
+        "RemoraRunFailed",
+        "RemoraBlame",
+        "RemoraBlameSign",
+    ):
         assert f"hl-{group}" in tags
+    for command in (
+        "RemoraProposals",
+        "RemoraGraph",
+        "RemoraCheckpoint",
+        "RemoraBlame",
+    ):
+        assert f":{command}" in tags
 
 
 def test_checkhealth_finds_the_model_in_the_users_settings_file(workspace):
