@@ -712,7 +712,8 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     )
     # Its progress in the statusline, then its end with what it left.
     assert any(
-        line.startswith("Remora: doc-inventory") for line in observed["statuslines"]
+        re.match(r"Remora: doc-inventory [1-8]/8( \||$)", line)
+        for line in observed["statuslines"]
     ), observed["statuslines"]
     assert observed["completed_note"] == (
         f"Remora: graph doc-inventory ({graph_run_id}) completed: completed 8; "
@@ -738,6 +739,10 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
         for line in quickfix["window"]
     ), quickfix["window"]
 
+    # :RemoraDiff, :RemoraReject and :RemoraAccept on an entry.
+    diff = observed["diff"]
+    assert re.fullmatch(r"# mean: proposal pr_\w+ \(pending\)", diff[0]), diff
+    assert "+def mean(x: list):" in diff and f"+{DOC}" in diff
     (rejected,) = seen.of_type("rewrite_rejected")
     assert rejected["feedback"] == "keep it as it was"
     assert [i["text"].split(" · ")[0] for i in observed["after_reject"]["items"]] == [
@@ -844,3 +849,39 @@ def test_checkpoints_are_created_listed_and_restored_after_a_confirmation(worksp
     assert 'return order("b", 2) + 1' in observed["buffer"]
     disk = (workspace / "pkg" / "service.py").read_text(encoding="utf-8")
     assert 'return order("b", 2) + 1' in disk
+
+
+def test_history_and_the_panel_show_questions_failures_and_cancelled_runs(
+    workspace,
+):
+    """The same conversation VS Code's view shows, from remora.agent.history."""
+    with ModelServer() as model:
+        model.reply_tool_call("ask_user", {"question": "Which colour?"})
+        model.reply_text("Blue it is.")
+        model.reply_status(400, "the model broke")
+        model.reply_delay(30)
+        seen = run_nvim(workspace, "history_outcomes", model).check()
+    history = seen.observed["history"]
+    headers = [line for line in history if line.startswith("── ")]
+    shown = [" ".join(h.split()[2:]).split(" · run_")[0] for h in headers]
+    assert shown == [
+        "you · message",
+        "Service.helper · asks you",
+        "you · answered",
+        "Service.helper · answer",
+        "you · message",
+        "Service.helper · failed",
+        "you · message",
+        "Service.helper · cancelled",
+    ], history
+    text = "\n".join(history)
+    for said in ("Pick a colour", "Which colour?", "blue", "Blue it is.", "Now break"):
+        assert said in history, (said, text)
+    failure = history[history.index(headers[5]) + 1]
+    assert "the model broke" in failure, text
+    panel = seen.observed["panel"]
+    conversation = panel[panel.index("Conversation") + 1 : panel.index("Latest events")]
+    headers = [line for line in conversation if re.match(r"  \d\d:\d\d:\d\d ", line)]
+    titles = [" ".join(line.split()[1:]).split(" · run_")[0] for line in headers]
+    assert titles == shown[-4:], conversation
+    assert "    Take your time" in conversation

@@ -604,6 +604,15 @@ function S.graph(t)
     return #qf.items == 4 and qf.window and qf
   end, RUN_MS))
 
+  -- The diff of `mean`'s entry.
+  focus_quickfix()
+  t.cursor_to(' mean · ')
+  vim.cmd('RemoraDiff')
+  t.observe('diff', t.wait('the diff window', function()
+    return t.window_lines('^remora://diff/pr_')
+  end, RUN_MS))
+  vim.cmd('close')
+
   -- Reject `total` from its entry, with feedback.
   focus_quickfix()
   t.cursor_to(' total · ')
@@ -747,6 +756,46 @@ function S.checkpoint(t)
     return #t.events('checkpoint_restored') > 0 and notified(t, 'restored cp_')
   end, RUN_MS))
   t.observe('buffer', t.text(buf))
+end
+
+--- :RemoraHistory and the panel show the whole conversation: a question and
+--- its answer, an answer, a failure, a cancelled run.
+function S.history_outcomes(t)
+  stub_input(t, function(prompt)
+    return prompt:find('Which colour?', 1, true) and 'blue' or nil
+  end)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Pick a colour')
+  t.wait('the answer', function()
+    return #t.events('agent_completed') == 1
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Now break')
+  t.wait('the failure', function()
+    return #t.events('agent_failed') == 1
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Take your time')
+  t.wait('the slow request', function()
+    return #t.events('model_request') >= 4
+  end, RUN_MS)
+  vim.cmd('RemoraCancel')
+  t.wait('the cancel', function()
+    return #t.events('agent_cancelled') == 1
+  end, RUN_MS)
+  t.observe('panel', t.wait('the panel to show the cancelled run', function()
+    return t.panel_has('Service.helper · cancelled') and t.panel()
+  end, RUN_MS))
+  api.nvim_set_current_win(source)
+  vim.cmd('RemoraHistory')
+  t.observe('history', t.wait('the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, 'Service.helper · cancelled') and lines
+  end, RUN_MS))
 end
 
 return S

@@ -121,6 +121,36 @@ local DETAILS = {
   limit_reached = function(e)
     return field(e, 'limit') .. ': ' .. field(e, 'reason')
   end,
+  topology_changed = function(e)
+    local function count(key)
+      return type(e[key]) == 'table' and #e[key] or 0
+    end
+    return string.format('%s +%d -%d', field(e, 'path'), count('added'), count('removed'))
+  end,
+  agent_started = function(e)
+    return field(e, 'run_id')
+  end,
+  run_interrupted = function(e)
+    return field(e, 'run_id') .. ' (the server stopped during it)'
+  end,
+  proposal_checked = function(e)
+    return field(e, 'proposal_id') .. ' ' .. M.checks({ type(e.check) == 'table' and e.check or nil })
+  end,
+  checkpoint_created = function(e)
+    return field(e, 'checkpoint_id')
+  end,
+  checkpoint_restored = function(e)
+    return field(e, 'checkpoint_id')
+  end,
+  graph_started = function(e)
+    return string.format('%s %s (%s nodes)', field(e, 'graph_run_id'), field(e, 'name'), field(e, 'node_count'))
+  end,
+  graph_step_finished = function(e)
+    return string.format('%s %s %s %s', field(e, 'graph_run_id'), field(e, 'step'), field(e, 'outcome'), field(e, 'proposal_id'))
+  end,
+  graph_completed = function(e)
+    return field(e, 'graph_run_id') .. ' ' .. field(e, 'outcome')
+  end,
 }
 
 --- One line for an event: "HH:MM:SS type detail".
@@ -227,7 +257,7 @@ local KIND_TITLES = {
   cancelled = 'cancelled',
   interrupted = 'interrupted',
   question = 'asks you',
-  answer_given = 'you answered',
+  answer_given = 'answered',
   timed_out = 'no answer in time',
   proposal = 'proposes',
   accepted = 'accepted',

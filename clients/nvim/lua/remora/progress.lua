@@ -88,8 +88,13 @@ function M.statusline()
   local parts = {}
   for _, p in ipairs(M.active()) do
     local text = p.title or 'Remora'
-    if p.message and p.message ~= '' then
-      text = text .. ' ' .. p.message
+    local message = p.message
+    local name = text:match('^Remora: (.+)$')
+    if message and name and message:sub(1, #name + 1) == name .. ' ' then
+      message = message:sub(#name + 2) -- a graph run's "doc-inventory 3/8": its name once
+    end
+    if message and message ~= '' then
+      text = text .. ' ' .. message
     end
     if p.percentage then
       text = text .. string.format(' (%d%%)', p.percentage)
