@@ -885,3 +885,22 @@ def test_history_and_the_panel_show_questions_failures_and_cancelled_runs(
     titles = [" ".join(line.split()[1:]).split(" · run_")[0] for line in headers]
     assert titles == shown[-4:], conversation
     assert "    Take your time" in conversation
+
+
+def test_a_proposal_is_accepted_from_the_conversation(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        seen = run_nvim(workspace, "history_accept", model).check()
+    (proposed,) = seen.of_type("rewrite_proposed")
+    proposal_id = proposed["proposal_id"]
+    pending = seen.observed["pending"]
+    (line,) = [line for line in pending if line.startswith(proposal_id)]
+    assert line.startswith(f"{proposal_id} · pending · checks: docstring-only ✓")
+    assert line.endswith(" · :RemoraAccept :RemoraReject :RemoraDiff")
+    assert f"+        {DOCSTRING}" in pending
+    accepted = seen.observed["accepted"]
+    assert any(line.startswith(f"{proposal_id} · accepted") for line in accepted)
+    assert DOCSTRING in seen.observed["buffer"]
+    (applied,) = seen.of_type("rewrite_applied")
+    assert applied["proposal_id"] == proposal_id

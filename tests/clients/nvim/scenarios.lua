@@ -798,4 +798,27 @@ function S.history_outcomes(t)
   end, RUN_MS))
 end
 
+--- A proposal in :RemoraHistory, pending with its checks, accepted from there.
+function S.history_accept(t)
+  local buf = t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal and the end of the run', function()
+    return #t.events('rewrite_proposed') > 0 and #t.events('agent_completed') > 0
+  end, RUN_MS)
+  vim.cmd('RemoraHistory')
+  t.observe('pending', t.wait('the pending proposal in the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, ' · pending · ') and lines
+  end, RUN_MS))
+  local _, win = t.window_lines('^remora://history/rm_')
+  api.nvim_set_current_win(win)
+  vim.cmd('RemoraAccept')
+  t.observe('accepted', t.wait('the conversation to follow the accept', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, ' · accepted') and has(lines, 'you · accepted') and lines
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+end
+
 return S
