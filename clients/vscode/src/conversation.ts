@@ -62,8 +62,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
       this.conv = new Conversation(nodeId);
       this.card = undefined;
     }
-    await vscode.commands.executeCommand(`${CONVERSATION_VIEW}.focus`);
-    this.view?.show(true);
+    // Shown without taking the focus from the editor once the view exists.
+    if (this.view) this.view.show(true);
+    else await vscode.commands.executeCommand(`${CONVERSATION_VIEW}.focus`);
     await this.load();
   }
 
