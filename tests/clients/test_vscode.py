@@ -285,6 +285,16 @@ def check_conversation_and_runs(talk: dict) -> None:
     assert talk["ended"]["contextValue"] == "run-ended"
     assert "cancelled" in talk["ended"]["description"]
     assert "Recent" in talk["ended"]["groups"]
+    # A dismissed question waits; the Runs view lists it and asks it again.
+    assert "error" not in talk["dismissed"], talk["dismissed"]
+    assert talk["waiting"]["contextValue"] == "run-waiting"
+    assert talk["waiting"]["command"] == "remora.runs.answer"
+    assert "Waiting for you" in talk["waiting"]["groups"]
+    assert "Which name should I use?" in talk["waitingShown"]
+    assert "error" not in talk["typedAgain"], talk["typedAgain"]
+    assert "Which name should I use?" in talk["typedAgain"]["prompt"]
+    assert talk["respondResult"] == {"ok": True}
+    assert "Grace Hopper" in talk["answeredAgain"]["result"]
 
 
 def test_unit_tests_lint_and_package(installed):

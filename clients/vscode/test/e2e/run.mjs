@@ -72,6 +72,22 @@ page.on("console", async (message) => {
     fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
     return;
   }
+  const key = /REMORA_KEY (\w+) (\w+)/.exec(text);
+  if (key) {
+    // Press a key in the open input box (Escape: the person dismisses it).
+    let result = { pressed: key[2] };
+    try {
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible", timeout: 20000 });
+      result.prompt = await page.locator(".quick-input-widget").innerText();
+      await input.press(key[2]);
+      await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: 10000 });
+    } catch (error) {
+      result = { error: String(error) };
+    }
+    fs.writeFileSync(`${out}.${key[1]}.done`, JSON.stringify(result));
+    return;
+  }
   const webview = /REMORA_WEBVIEW (\w+)/.exec(text);
   if (webview) {
     // The Conversation view's DOM, wherever the workbench nests its webview frames.

@@ -39,6 +39,14 @@ async function typeAnswer(name, value) {
   return JSON.parse(fs.readFileSync(marker, "utf8"));
 }
 
+/** Ask the runner to press a key in the open input box. */
+async function pressKey(name, key) {
+  const marker = `${OUT}.${name}.done`;
+  console.log(`REMORA_KEY ${name} ${key}`);
+  await until(`key ${name}`, () => fs.existsSync(marker), 30000);
+  return JSON.parse(fs.readFileSync(marker, "utf8"));
+}
+
 /** Ask the runner for the text the Conversation webview shows (its DOM, read by Playwright). */
 async function webviewText(name) {
   const marker = `${OUT}.${name}.done`;
@@ -165,7 +173,7 @@ async function scenario() {
   step("answered");
 
   // The Conversation and Runs views (test/e2e/talk.js).
-  await require("./talk").run({ api, doc, at, helperId: observed.lensCard.id, observed, until, step, snapshot, webviewText, clickWebview });
+  await require("./talk").run({ api, doc, at, helperId: observed.lensCard.id, observed, until, step, snapshot, webviewText, clickWebview, typeAnswer, pressKey });
 
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);

@@ -1,8 +1,10 @@
 /**
  * The e2e scenarios of the conversation and runs views (required by suite.js,
  * run inside the real extension host): a plain question whose answer is read
- * from the webview's DOM by the runner (Playwright), the conversation read back
- * after a server restart, and a run listed then cancelled from the Runs view.
+ * from the webview's DOM by the runner (Playwright), a proposal's Diff button
+ * clicked in the webview, the conversation read back after a server restart, a
+ * run listed then cancelled from the Runs view, and a waiting run answered
+ * from the Runs view.
  * `ctx` gives the suite's helpers; what was seen goes into `observed.talk`.
  */
 const vscode = require("vscode");
@@ -11,7 +13,7 @@ const vscode = require("vscode");
 const PLAIN_QUESTION = "What does helper do?";
 
 exports.run = async function run(ctx) {
-  const { api, doc, at, helperId, observed, until, step, snapshot, webviewText, clickWebview } = ctx;
+  const { api, doc, at, helperId, observed, until, step, snapshot, webviewText, clickWebview, typeAnswer, pressKey } = ctx;
   const talk = (observed.talk = {});
 
   // A proposal in the conversation, with its checks and Accept / Reject / Diff:
@@ -74,4 +76,19 @@ exports.run = async function run(ctx) {
   const endedItem = api.runsView.getTreeItem(ended);
   talk.ended = { description: endedItem.description, contextValue: endedItem.contextValue, groups: api.runsView.getChildren().map((g) => g.label) };
   step("talk-runs");
+
+  // A question dismissed in its input box waits: the Runs view lists the run
+  // under "Waiting for you", and clicking it asks the question again.
+  const asking = await vscode.commands.executeCommand("remora.ask", { node_id: helperId, message: "Ask me for a name again" });
+  talk.dismissed = await pressKey("dismiss", "Escape");
+  const waiting = await until("the waiting run", () => api.runsView.rows().find((r) => r.id === asking.run_id && r.status === "waiting"), 30000);
+  const waitingItem = api.runsView.getTreeItem(waiting);
+  talk.waiting = { contextValue: waitingItem.contextValue, command: waitingItem.command.command, groups: api.runsView.getChildren().map((g) => g.label) };
+  talk.waitingShown = await until("the open question in the conversation", () =>
+    (api.conversation.shownText.includes("waits for your answer") ? api.conversation.shownText : undefined), 15000);
+  const clicked = vscode.commands.executeCommand(waitingItem.command.command, ...waitingItem.command.arguments);
+  talk.typedAgain = await typeAnswer("again", "Grace Hopper");
+  talk.respondResult = await clicked;
+  talk.answeredAgain = await until("the answered run ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === asking.run_id), 30000);
+  step("talk-waiting");
 };
