@@ -269,6 +269,7 @@ async def test_a_minimal_client_gets_only_fields_and_requests_it_announced(works
             assert client.progress_reports == {}  # no workDoneProgress/create
             assert client.shown_documents == []
             assert client.lens_refreshes == 0
+            assert client.registrations == []  # no dynamic registration announced
 
 
 def bare_capabilities() -> types.ClientCapabilities:
