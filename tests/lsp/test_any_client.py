@@ -214,6 +214,26 @@ async def test_accept_command_sent_after_the_change_and_the_save(editor, workspa
             await assert_accepted_once(client, buffer, proposal_id, received)
 
 
+async def test_the_change_carrying_the_action_edit_accepts_without_the_command(
+    workspace,
+):
+    """A client that applies the action's edit and never runs its command (or
+    runs it much later): the change that shows the proposal's text records it.
+    """
+    with ModelServer() as model:
+        async with any_session(MINIMAL, workspace, model) as (client, received):
+            buffer, proposal_id, line = await proposed_on_helper(client, model)
+            accept = await accept_action(client, buffer, line)
+
+            apply_unsent(buffer, accept["edit"])()
+
+            await assert_accepted_once(client, buffer, proposal_id, received)
+            late = await command(
+                client, "remora.proposal.accept", accept["command"]["arguments"][0]
+            )
+            assert late == {"applied": True}
+
+
 async def test_an_action_edit_whose_change_never_comes_is_not_sent_again(workspace):
     """The editor ran the command but never applied the edit (it refused it):
     the server says so after a short wait and does not apply it itself.
