@@ -2,7 +2,14 @@
 
 - ``apply``: ``workspace/applyEdit`` with one versioned ``WorkspaceEdit`` over
   every file (undo works in the editor); the accept use case in core then
-  waits until the edit comes back as ``didChange`` and records it.
+  waits until the edit comes back as ``didChange`` and records it. A client
+  that did not announce ``workspace.applyEdit`` is never sent one: the answer
+  says to use the code action, which carries the edit. Edits are always
+  ``documentChanges`` with the version they were made for, even to a client
+  that did not announce ``workspaceEdit.documentChanges`` (Neovim 0.11 applies
+  them without announcing it): an unversioned edit landing on a buffer that
+  moved meanwhile would corrupt it, a refused one only leaves the proposal
+  pending with the reason.
 - ``ask``: ``window/showMessageRequest`` with options, else ``remora/askUser``.
 - ``progress``: work-done progress when the client supports it.
 - ``notify``: ``window/showMessage``, once per message.
@@ -43,6 +50,10 @@ log = logging.getLogger(__name__)
 
 ASK_USER_REQUEST = "remora/askUser"
 EventView = Callable[["StoredEvent"], None]
+NO_APPLY_EDIT = (
+    "this editor takes no edits from the server (it did not announce "
+    "workspace.applyEdit): choose the code action Accept, which carries the edit"
+)
 
 
 def workspace_edit(
@@ -111,6 +122,9 @@ class LspEditor:
 
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
         """``workspace/applyEdit``; raises if the editor answers an error."""
+        workspace = self.ls.client_capabilities.workspace
+        if not (workspace and workspace.apply_edit):
+            return Applied(False, NO_APPLY_EDIT)
         result = await self.ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(
                 edit=workspace_edit(self.ls, self.root, files), label=label

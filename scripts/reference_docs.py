@@ -1,6 +1,6 @@
 """Write the documentation's reference pages from the code, so they cannot drift.
 
-Three pages under ``docs/reference/``:
+Four pages under ``docs/reference/``:
 
 - ``commands.md``: every ``remora.*`` command of the command table
   (``remora_core.front.commands.COMMANDS``): what it does (the handler's
@@ -10,7 +10,22 @@ Three pages under ``docs/reference/``:
 - ``events.md``: every event type of ``remora_core/events/models.py``, its
   fields and what they mean;
 - ``settings.md``: every setting of ``remora_core/config.py`` with its type,
-  default, limits and description.
+  default, limits and description;
+- ``clients.md``: every command of the table × VS Code / Neovim / CLI / MCP —
+  which command of each client reaches it (``clients_page.py``).
+
+How a client declares which table command each of its commands reaches:
+nothing beyond what it has anyway — its manifest names its commands (VS Code:
+``package.json`` ``contributes.commands``; Neovim: the ``:Remora…`` user
+commands it creates; the CLI: its verb modules' ``NAME``; MCP: its
+``@server.tool()`` functions), and its sources send table commands as string
+literals (``"remora.proposal.accept"``). ``client_reach.py`` joins the two by
+following calls from each command's handler a few calls deep (not into the
+helpers most of a client's commands share, and not counting a name only
+compared with). A command the client sends from none of its commands (a view,
+a lens) shows as "✓ (no command)"; a cell a person would expect filled
+(``clients_page.EXPECTED``) and empty shows "—". A new command of a client
+appears in the table once the script runs again — the check fails until then.
 
 Descriptions are the code's own: ``Field(description=...)``, else the
 docstring written under the attribute (read from the source with ``ast``),
@@ -22,7 +37,8 @@ Usage::
     .venv/bin/python scripts/reference_docs.py --check  # exit 1 naming stale pages
 
 ``tests/docs/test_reference.py`` runs the check, so a change to a command, an
-event or a setting fails the suite until the pages are written again.
+event, a setting or a client's commands fails the suite until the pages are
+written again.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from clients_page import clients_page
 from reference_pages import commands_page, events_page, settings_page
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,6 +62,7 @@ def pages() -> dict[str, str]:
         "commands.md": commands_page(),
         "events.md": events_page(),
         "settings.md": settings_page(),
+        "clients.md": clients_page(),
     }
 
 

@@ -7,7 +7,8 @@ Usage (DESIGN §11b)::
     remora logs [-f] [--node N] [--run R] [--type T] [--since SEQ]
     remora ask NODE MESSAGE [--wait]
     remora proposals [--status S]
-    remora diff P | accept P | reject P [--feedback TEXT]
+    remora diff P | reject P [--feedback TEXT]
+    remora accept P [P...] [--graph-run G]
 
 NODE is an id, a unique id prefix (``rm_ab``) or ``path::qualified.name``; P
 and R are ids or unique prefixes. Every listing takes ``--json``.

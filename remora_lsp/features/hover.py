@@ -3,7 +3,8 @@
 Hover answers on a definition's header (its decorators and ``def``/``class``
 line), not anywhere in its body, so it does not drown the hovers of other
 servers (types, docs) on ordinary code. The card ends with the node's latest
-events.
+events. Markdown when the client announced it (``hover.contentFormat``), plain
+text otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ if TYPE_CHECKING:
     from remora_lsp.server import RemoraLanguageServer
 
 RECENT_EVENTS = 5
+
+
+def _takes_markdown(ls: RemoraLanguageServer) -> bool:
+    """Whether the client announced Markdown hovers (else plain text)."""
+    document = ls.client_capabilities.text_document
+    hover = document.hover if document else None
+    formats = hover.content_format if hover else None
+    return bool(formats and types.MarkupKind.Markdown in formats)
 
 
 def register(server: RemoraLanguageServer) -> None:
@@ -39,10 +48,12 @@ def register(server: RemoraLanguageServer) -> None:
         needed = needs_lines([node.name_span], ls.encoding)
         lines = app.documents.lines(path) if needed else None
         card = await app.nodes.card(node, RECENT_EVENTS)
+        text = card_markdown(card)
+        kind = types.MarkupKind.Markdown
+        if not _takes_markdown(ls):  # plain text: no emphasis marks, no ticks
+            text = text.replace("**", "").replace("`", "")
+            kind = types.MarkupKind.PlainText
         return types.Hover(
-            contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown,
-                value=card_markdown(card),
-            ),
+            contents=types.MarkupContent(kind=kind, value=text),
             range=to_range(node.name_span, ls.encoding, lines),
         )

@@ -4,14 +4,23 @@
   (``remora_lsp/diagnostics.py``).
 - Code actions on that line: "Accept: …" (a versioned ``WorkspaceEdit``, built
   lazily through ``codeAction/resolve`` when the client can, plus the command
-  ``remora.proposal.accept``), "Reject with feedback…" and "Show diff"; tagged
-  ``LLMGenerated`` when the client supports code action tags. Code actions and
-  diagnostics read stored state only — never a model.
+  ``remora.proposal.accept {proposal_id, edit_applied: true}``: the editor
+  applies the edit, so the command only waits for the ``didChange`` carrying
+  it — which LSP lets arrive after the command — and records it), "Reject
+  with feedback…" and "Show diff". Code actions and diagnostics read stored
+  state only — never a model.
+- Only what the client announced (:class:`ActionSupport`): ``data``,
+  ``isPreferred``, ``disabled``, the ``LLMGenerated`` tag each need their
+  capability; an "Accept" that could only be shown disabled is left out for a
+  client that cannot show that; a client without code action literals gets
+  bare commands (its "Accept" makes the server send the edit).
 - The text an action's edit produces is written down when the edit is built,
   so an acceptance the editor applies just before a crash is still recorded
-  at the next start. In a server that only follows another server's store,
-  the "Accept" action is disabled and carries no edit (an editor would apply
-  it before the command fails, leaving an edit nobody records).
+  at the next start, and a change that brings it records the acceptance even
+  before (or without) the command. In a server that only follows another
+  server's store, the "Accept" action is disabled and carries no edit (an
+  editor would apply it before the command fails, leaving an edit nobody
+  records).
 
 The commands themselves (accept, reject, diff, list) are the command table's
 (``remora_core/front/proposal_commands.py``).
@@ -20,6 +29,7 @@ The commands themselves (accept, reject, diff, list) are the command table's
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -39,18 +49,37 @@ log = logging.getLogger(__name__)
 # ---- code actions ---------------------------------------------------------------
 
 
-def _client_resolves_edits(ls: RemoraLanguageServer) -> bool:
-    document = ls.client_capabilities.text_document
-    action = document.code_action if document else None
-    support = action.resolve_support if action else None
-    return bool(support and "edit" in support.properties)
+@dataclass(frozen=True)
+class ActionSupport:
+    """What the client announced of ``textDocument.codeAction`` (nothing it
+    did not announce is sent: a client is free to choke on an unknown field).
+    """
 
+    literals: bool
+    """``CodeAction`` objects at all (else bare commands)."""
+    disabled: bool
+    data: bool
+    preferred: bool
+    tags: bool
+    resolves_edits: bool
 
-def _client_takes_tags(ls: RemoraLanguageServer) -> bool:
-    document = ls.client_capabilities.text_document
-    action = document.code_action if document else None
-    support = getattr(action, "tag_support", None) if action else None
-    return bool(support and types.CodeActionTag.LlmGenerated in support.value_set)
+    @classmethod
+    def of(cls, ls: RemoraLanguageServer) -> ActionSupport:
+        """The code action support ``ls``'s client announced."""
+        document = ls.client_capabilities.text_document
+        action = document.code_action if document else None
+        if action is None:
+            return cls(False, False, False, False, False, False)
+        resolve = action.resolve_support
+        tags = action.tag_support
+        return cls(
+            literals=action.code_action_literal_support is not None,
+            disabled=bool(action.disabled_support),
+            data=bool(action.data_support),
+            preferred=bool(action.is_preferred_support),
+            tags=bool(tags and types.CodeActionTag.LlmGenerated in tags.value_set),
+            resolves_edits=bool(resolve and "edit" in resolve.properties),
+        )
 
 
 def _accept_edit(
@@ -60,51 +89,85 @@ def _accept_edit(
     return workspace_edit(ls, app.root, [app.proposals.plan(proposal)])
 
 
+def _accept_action(
+    ls: RemoraLanguageServer,
+    app: RemoraApp,
+    proposal: Proposal,
+    support: ActionSupport,
+    tags: list[types.CodeActionTag] | None,
+) -> types.CodeAction | None:
+    """The "Accept: …" action; None when it could only be shown disabled to a
+    client that cannot show that.
+    """
+    proposal_id = {"proposal_id": proposal.id}
+    action = types.CodeAction(
+        title=f"Accept: {app.proposals.headline(proposal)}",
+        kind=types.CodeActionKind.QuickFix,
+        is_preferred=True if support.preferred else None,
+        tags=tags,
+    )
+    why_not: str | None = None
+    owner = app.owner
+    if owner is not None:  # no edit: the editor would apply it unrecorded
+        why_not = (
+            f"decided in the editor of the Remora server that owns "
+            f"this project's store ({owner})"
+        )
+    elif not support.resolves_edits:
+        try:
+            action.edit = _accept_edit(ls, app, proposal)
+        except CannotApply as problem:
+            why_not = str(problem)
+    if why_not is not None:
+        if not support.disabled:
+            return None
+        action.disabled = types.CodeActionDisabled(reason=why_not)
+        return action
+    # The edit comes with the action (now or through resolve): the editor
+    # applies it, so the command only waits for it and records it.
+    argument = {**proposal_id, "edit_applied": True}
+    action.command = types.Command(
+        title="Accept", command="remora.proposal.accept", arguments=[argument]
+    )
+    if support.data:
+        action.data = proposal_id
+    return action
+
+
 def code_actions(
     ls: RemoraLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
+) -> list[types.CodeAction | types.Command] | None:
     """The proposal actions on the requested lines."""
     app, path = ls.projects.locate(params.text_document.uri)
-    ids = inline_id_action(ls, app, path)
+    support = ActionSupport.of(ls)
+    ids = inline_id_action(ls, app, path) if support.literals else None
     pending = app.proposals.pending(path=path)
     if not pending:
         return [ids] if ids else None
     first, last = params.range.start.line, params.range.end.line
-    tags = [types.CodeActionTag.LlmGenerated] if _client_takes_tags(ls) else None
-    lazy = _client_resolves_edits(ls)
-    actions: list[types.CodeAction] = []
+    tags = [types.CodeActionTag.LlmGenerated] if support.tags else None
+    actions: list[types.CodeAction | types.Command] = []
     for proposal in pending:
         node = app.nodes.get(proposal.node_id)
         if node is None or not first <= node.name_span.start_line <= last:
             continue
         argument = {"proposal_id": proposal.id}
-        accept_action = types.CodeAction(
-            title=f"Accept: {app.proposals.headline(proposal)}",
-            kind=types.CodeActionKind.QuickFix,
-            is_preferred=True,
-            command=types.Command(
-                title="Accept", command="remora.proposal.accept", arguments=[argument]
-            ),
-            data=argument,
-            tags=tags,
-        )
-        owner = app.owner
-        if owner is not None:  # no edit: the editor would apply it unrecorded
-            accept_action.disabled = types.CodeActionDisabled(
-                reason=f"decided in the editor of the Remora server that owns "
-                f"this project's store ({owner})"
-            )
-            accept_action.data = None
-        elif not lazy:
-            try:
-                accept_action.edit = _accept_edit(ls, app, proposal)
-            except CannotApply as problem:
-                accept_action.disabled = types.CodeActionDisabled(reason=str(problem))
-        actions.append(accept_action)
-        for title, command in (
+        titled = [
             ("Reject with feedback…", "remora.proposal.reject"),
             ("Show diff", "remora.proposal.diff"),
-        ):
+        ]
+        if not support.literals:  # commands only: the server applies the edit
+            title = f"Accept: {app.proposals.headline(proposal)}"
+            titled.insert(0, (title, "remora.proposal.accept"))
+            actions += [
+                types.Command(title=t, command=c, arguments=[argument])
+                for t, c in titled
+            ]
+            continue
+        accept = _accept_action(ls, app, proposal, support, tags)
+        if accept is not None:
+            actions.append(accept)
+        for title, command in titled:
             actions.append(
                 types.CodeAction(
                     title=title,
@@ -120,12 +183,23 @@ def code_actions(
     return actions or None
 
 
+def _proposal_id(action: types.CodeAction) -> str | None:
+    """The proposal an action is about: its ``data``, else its command's."""
+    if isinstance(action.data, dict):
+        found = action.data.get("proposal_id")
+        return found if isinstance(found, str) else None
+    arguments = action.command.arguments if action.command else None
+    first = arguments[0] if arguments else None
+    found = first.get("proposal_id") if isinstance(first, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def resolve(ls: RemoraLanguageServer, action: types.CodeAction) -> types.CodeAction:
     """Fill in the edit of an "Accept" action."""
-    data = action.data if isinstance(action.data, dict) else {}
-    proposal_id = data.get("proposal_id")
-    if action.edit is not None or not isinstance(proposal_id, str):
+    proposal_id = _proposal_id(action)
+    if action.edit is not None or proposal_id is None:
         return action
+    disabled = ActionSupport.of(ls).disabled
     for app in ls.projects:
         proposal = app.proposals.get(proposal_id)
         if proposal is None:
@@ -135,9 +209,11 @@ def resolve(ls: RemoraLanguageServer, action: types.CodeAction) -> types.CodeAct
         try:
             action.edit = _accept_edit(ls, app, proposal)
         except CannotApply as problem:
-            action.disabled = types.CodeActionDisabled(reason=str(problem))
+            if disabled:
+                action.disabled = types.CodeActionDisabled(reason=str(problem))
         return action
-    action.disabled = types.CodeActionDisabled(reason=f"no proposal {proposal_id}")
+    if disabled:
+        action.disabled = types.CodeActionDisabled(reason=f"no proposal {proposal_id}")
     return action
 
 
@@ -156,7 +232,7 @@ def register(server: RemoraLanguageServer) -> None:
     )
     def code_action(
         ls: RemoraLanguageServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction] | None:
+    ) -> list[types.CodeAction | types.Command] | None:
         return code_actions(ls, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)

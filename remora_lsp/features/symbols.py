@@ -2,7 +2,10 @@
 
 The outline is hierarchical: ``range`` is the whole node including its
 decorators, ``selectionRange`` its name, ``detail`` its id and agent status.
-Workspace symbols cover every active node of every project, open or not.
+A client that did not announce ``hierarchicalDocumentSymbolSupport`` gets the
+flat ``SymbolInformation`` list instead (the id in ``containerName``, as in
+workspace symbols). Workspace symbols cover every active node of every
+project, open or not.
 """
 
 from __future__ import annotations
@@ -21,13 +24,20 @@ if TYPE_CHECKING:
 WORKSPACE_SYMBOL_LIMIT = 500
 
 
+def _hierarchical(ls: RemoraLanguageServer) -> bool:
+    """Whether the client takes a nested outline (``DocumentSymbol``)."""
+    document = ls.client_capabilities.text_document
+    symbol = document.document_symbol if document else None
+    return bool(symbol and symbol.hierarchical_document_symbol_support)
+
+
 def register(server: RemoraLanguageServer) -> None:
     """Register the symbol handlers."""
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
         ls: RemoraLanguageServer, params: types.DocumentSymbolParams
-    ) -> PlainJson | None:
+    ) -> PlainJson | list[types.SymbolInformation] | None:
         app, path = ls.projects.known(params.text_document.uri)
         await app.loaded()
         nodes = app.nodes.outline(path)
@@ -37,6 +47,19 @@ def register(server: RemoraLanguageServer) -> None:
             return None
         spans = [s for n in nodes for s in (n.span, n.name_span)]
         lines = app.documents.lines(path) if needs_lines(spans, ls.encoding) else None
+        if not _hierarchical(ls):
+            uri = params.text_document.uri
+            names = {n.id: n.qualified_name for n in nodes}
+            return [
+                symbol_information(
+                    n,
+                    uri,
+                    ls.encoding,
+                    lambda _path: lines,
+                    names.get(n.parent_id) if n.parent_id else None,
+                )
+                for n in nodes
+            ]
         return PlainJson(document_symbols(nodes, ls.encoding, lines))
 
     @server.feature(types.WORKSPACE_SYMBOL)

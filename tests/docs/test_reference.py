@@ -40,7 +40,7 @@ def test_the_reference_pages_are_current(generator):
 
 def test_check_names_the_stale_page_and_fails(tmp_path: Path, generator):
     written = generator.write_pages(tmp_path)
-    assert written == ["commands.md", "events.md", "settings.md"]
+    assert written == ["commands.md", "events.md", "settings.md", "clients.md"]
     assert generator.stale_pages(tmp_path) == []
     (tmp_path / "events.md").write_text("# Events\n\nby hand\n", encoding="utf-8")
     (tmp_path / "settings.md").unlink()

@@ -84,4 +84,6 @@ async def test_the_kit_client_gets_the_accept_action_as_a_code_action(workspace)
     assert accept.title.startswith("Accept: ")
     assert accept.command is not None
     assert accept.command.command == "remora.proposal.accept"
-    assert plain(accept.command.arguments) == [{"proposal_id": made["id"]}]
+    assert plain(accept.command.arguments) == [
+        {"proposal_id": made["id"], "edit_applied": True}
+    ]

@@ -152,9 +152,13 @@ async def test_the_batch_verbs_through_a_running_server(editor, workspace, tmp_p
             assert rows[0].startswith(checkpoint_id) and rows[0].endswith("mine")
             assert f"before graph docs ({graph_run_id})" in rows[1]
 
-            # accept through the editor, then blame and trailers see the buffer.
-            code, out, err = await remora(workspace, "accept", proposal_id)
+            # accept the graph run's proposals through the editor, then blame
+            # and trailers see the buffer.
+            code, out, err = await remora(
+                workspace, "accept", "--graph-run", graph_run_id
+            )
             assert code == 0, err
+            assert out == f"accepted {proposal_id}: applied\n"
             assert len(edits.requests) == 1
             assert DOC in buffer.text
             await check_blame_and_trailers(workspace, count, proposal_id)
@@ -203,3 +207,55 @@ async def test_the_batch_verbs_through_a_running_server(editor, workspace, tmp_p
     assert code == 0, err
     assert "via local" in err
     assert json.loads(out) == status
+
+
+# ---- accepting several proposals ------------------------------------------------
+
+
+async def test_accept_a_graph_runs_proposals_and_several_ids(workspace, person_files):
+    """``remora accept --graph-run G`` accepts the run's pending proposals and
+    ``remora accept P P…`` several; one line per proposal, exit 1 when any was
+    not applied.
+    """
+    two = {**GRAPH, "name": "two"}
+    two["steps"] = [
+        {**GRAPH["steps"][0], "targets": {"path": "inventory/*.py", "name": "[ct]o*"}}
+    ]
+    graphs = workspace / ".remora" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "two.yaml").write_text(yaml.safe_dump(two))
+    with ModelServer(responder=respond) as model:
+        config = person_files / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.yaml").write_text(yaml.safe_dump(settings(model)))
+        code, out, err = await remora(workspace, "graph", "run", "two", "--json")
+        assert code == 0, err
+        status = json.loads(out)
+        graph_run_id = status["graph_run_id"]
+        proposals = sorted(status["proposals"].values())
+        assert len(proposals) == 2
+
+        code, out, err = await remora(workspace, "accept", "--graph-run", graph_run_id)
+        assert code == 0, err
+        assert sorted(out.splitlines()) == [f"accepted {p}: applied" for p in proposals]
+        assert (workspace / "inventory/stock.py").read_text().count(DOC) == 2
+
+        code, out, err = await remora(workspace, "accept", "--graph-run", graph_run_id)
+        assert code == 0, err
+        assert out == f"graph run {graph_run_id} has no pending proposals\n"
+
+        code, out, err = await remora(
+            workspace, "accept", *proposals, "pr_000000000000", "--json"
+        )
+        assert code == 1, err
+        answers = json.loads(out)
+        assert [a["proposal_id"] for a in answers] == [*proposals, "pr_000000000000"]
+        assert [a["applied"] for a in answers] == [False, False, False]
+        code, out, err = await remora(workspace, "accept", *proposals)
+        assert code == 1, err
+        assert out.splitlines() == [
+            f"not accepted {p}: proposal {p} is already accepted" for p in proposals
+        ]
+
+        code, out, err = await remora(workspace, "accept")
+        assert code == 2 and "proposal id or --graph-run" in err

@@ -1,5 +1,13 @@
-"""``remora accept P``: apply a proposal (through the editor when it holds the
-file open, else written atomically on disk) and record it.
+"""``remora accept P [P…] [--graph-run G]``: apply proposals (through the
+editor when it holds the file open, else written atomically on disk) and
+record them.
+
+One id goes to ``remora.proposal.accept``; several — or a graph run's pending
+proposals (``remora.graph.status`` names them per node), which may be given
+with ids — go to ``remora.proposals.accept``, one edit over every file and one
+result per proposal. The output is one line per proposal (``accepted P:
+applied`` or ``not accepted P: why``), the exit code 1 when any was not
+applied.
 """
 
 from __future__ import annotations
@@ -11,23 +19,73 @@ from remora_cli import output
 log = logging.getLogger(__name__)
 
 NAME = "accept"
-HELP = "accept a proposal (applies it)"
+HELP = "accept proposals (applies them): ids, or a graph run's pending ones"
+USAGE_ERROR = 2
 
 
 def add_arguments(parser) -> None:
-    """``P``."""
-    parser.add_argument("proposal", metavar="P", help="proposal id or unique prefix")
+    """``P…`` and ``--graph-run G``."""
+    parser.add_argument(
+        "proposals", metavar="P", nargs="*", help="proposal ids or unique prefixes"
+    )
+    parser.add_argument(
+        "--graph-run",
+        metavar="G",
+        default=None,
+        help="also accept every pending proposal of graph run G",
+    )
 
 
 async def run(args, backend) -> int:
-    """Accept; exit 1 when the edit was not applied."""
-    result = await backend.call(
-        "remora.proposal.accept", {"proposal_id": args.proposal}
-    )
+    """Accept; exit 1 when an edit was not applied."""
+    if not args.proposals and args.graph_run is None:
+        output.tell("remora: accept needs a proposal id or --graph-run G")
+        return USAGE_ERROR
+    if args.graph_run is None and len(args.proposals) == 1:
+        return _one(args, await _accept_one(backend, args.proposals[0]))
+    ids = list(args.proposals)
+    if args.graph_run is not None:
+        found = await _pending_of_graph_run(backend, args.graph_run)
+        ids += [i for i in found if i not in ids]
+        if not ids:
+            output.say(f"graph run {args.graph_run} has no pending proposals")
+            return 0
+    results = await backend.call("remora.proposals.accept", {"proposal_ids": ids})
+    if args.json:
+        output.emit_json(results)
+    else:
+        for result in results:
+            output.say(_line(result["proposal_id"], result))
+    return 0 if all(r.get("applied") for r in results) else 1
+
+
+async def _accept_one(backend, proposal_id: str) -> dict:
+    return await backend.call("remora.proposal.accept", {"proposal_id": proposal_id})
+
+
+def _one(args, result: dict) -> int:
+    """One proposal's answer (a failure on stderr, as for every verb)."""
     if args.json:
         output.emit_json(result)
     elif result.get("applied"):
-        output.say(f"accepted {args.proposal}: applied")
+        output.say(_line(args.proposals[0], result))
     else:
         output.tell(f"remora: not applied: {result.get('reason')}")
     return 0 if result.get("applied") else 1
+
+
+def _line(proposal_id: str, result: dict) -> str:
+    if result.get("applied"):
+        return f"accepted {proposal_id}: applied"
+    return f"not accepted {proposal_id}: {result.get('reason')}"
+
+
+async def _pending_of_graph_run(backend, graph_run_id: str) -> list[str]:
+    """The graph run's proposals still pending, in the order of its nodes."""
+    status = await backend.call("remora.graph.status", {"graph_run_id": graph_run_id})
+    made = list(status.get("proposals", {}).values())
+    if not made:
+        return []
+    pending = await backend.call("remora.proposals.list", {"status": "pending"})
+    waiting = {p["id"] for p in pending}
+    return [p for p in made if p in waiting]

@@ -6,8 +6,16 @@ decide → ``editor.apply(plan)`` → verify → record, exactly once:
    arriving together never send the edit twice; the second finds the first's
    decision.
 2. A proposal that is not pending answers why. When the document already holds
-   the proposal (an editor applies a code action's ``edit`` just before running
-   its ``command``) the acceptance is only recorded.
+   the proposal (an editor applied a code action's ``edit`` and its change
+   arrived before the ``command``) the acceptance is only recorded.
+   ``edit_applied`` (the command of a code action that carried the edit): LSP
+   lets an editor apply the action's edit, run its command and send the
+   ``didChange`` carrying the edit a moment later, so the command only waits
+   (up to :data:`APPLY_WAIT_S`) for the document to hold the proposal and
+   records it — never a second edit, which the editor would refuse (made for
+   the version it already left) after asking the person. An acceptance a
+   change recorded meanwhile (:meth:`~remora_core.review.decisions.Review.
+   recover`) answers applied too.
 3. Otherwise the edit is planned against the current text (a changed node makes
    the proposal ``stale``), the text it produces is written down first (a crash
    between the edit landing and the record still ends ``accepted`` at the next
@@ -42,25 +50,60 @@ log = logging.getLogger(__name__)
 
 APPLY_WAIT_S = 3.0
 """How long an applied edit may take to reach the engine (``didChange``)."""
+NOT_ARRIVED = (
+    "the change carrying the code action's edit did not arrive within "
+    f"{APPLY_WAIT_S:g} s (the editor may have refused the edit; choose Accept "
+    "again)"
+)
 NOT_HELD = (
     "the document does not hold the proposal after the edit (the editor may "
     "have skipped an edit made for an older version)"
 )
 
 
-async def accept(review: Review, editor: Editor, proposal: Proposal) -> dict[str, Any]:
-    """Apply (if needed), verify and record an acceptance: ``{applied, reason?}``."""
+async def accept(
+    review: Review, editor: Editor, proposal: Proposal, *, edit_applied: bool = False
+) -> dict[str, Any]:
+    """Apply (if needed), verify and record an acceptance: ``{applied, reason?}``.
+
+    ``edit_applied``: the editor applied the edit itself (a code action's);
+    only wait for it and record it.
+    """
     async with review.deciding(proposal.id):
         current = review.services.proposals.get(proposal.id) or proposal
+        if edit_applied:
+            return await _verify(review, current)
         return await _accept(review, editor, current)
+
+
+async def _verify(review: Review, proposal: Proposal) -> dict[str, Any]:
+    """Wait for the edit the editor applied to arrive; record it."""
+    if proposal.status == ProposalStatus.ACCEPTED:
+        return {"applied": True}  # its change arrived first and recorded it
+    if proposal.status != ProposalStatus.PENDING:
+        return _not_pending(proposal)
+    if proposal.id not in review.expected:  # the action came from another process
+        try:
+            review.plan(proposal)
+        except NotApplicable as problem:
+            return {"applied": False, "reason": problem.reason}
+    if not await _lands(review, proposal):
+        await review.not_applied(proposal, NOT_ARRIVED)
+        return {"applied": False, "reason": NOT_ARRIVED}
+    await review.accepted(proposal)
+    return {"applied": True}
+
+
+def _not_pending(proposal: Proposal) -> dict[str, Any]:
+    reason = f"the proposal is {proposal.status}"
+    if proposal.status == ProposalStatus.STALE:
+        reason += ": its code changed since it was made (ask the agent again)"
+    return {"applied": False, "reason": reason}
 
 
 async def _accept(review: Review, editor: Editor, proposal: Proposal) -> dict[str, Any]:
     if proposal.status != ProposalStatus.PENDING:
-        reason = f"the proposal is {proposal.status}"
-        if proposal.status == ProposalStatus.STALE:
-            reason += ": its code changed since it was made (ask the agent again)"
-        return {"applied": False, "reason": reason}
+        return _not_pending(proposal)
     if not review.holds(proposal):
         reason = await _apply(review, editor, proposal)
         if reason is not None:

@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 MAX_BATCH = 10_000
 
 
+class AcceptArgs(ProposalArgs):
+    """A proposal, and whether the editor applied its edit already."""
+
+    edit_applied: StrictBool = Field(
+        default=False,
+        description="true: the editor applied the edit itself (the command of "
+        "a code action carrying it); the command waits for the change that "
+        "carries it and records it, never sending the edit again",
+    )
+
+
 class RejectArgs(ProposalArgs):
     """A proposal and the feedback for the agent."""
 
@@ -47,10 +58,14 @@ class ManyProposalsArgs(Arguments):
     proposal_ids: list[ProposalRefField] = Field(min_length=1, max_length=MAX_BATCH)
 
 
-@command("remora.proposal.accept", ProposalArgs, answers.Applied, Route.PROPOSAL)
-async def proposal_accept(app: RemoraApp, a: ProposalArgs, door: Door) -> Any:
-    """Apply the proposal through the editor, check it landed, record it."""
-    return await app.proposals.accept(a.proposal_id, door.editor)
+@command("remora.proposal.accept", AcceptArgs, answers.Applied, Route.PROPOSAL)
+async def proposal_accept(app: RemoraApp, a: AcceptArgs, door: Door) -> Any:
+    """Apply the proposal through the editor (unless it applied it already),
+    check it landed, record it.
+    """
+    return await app.proposals.accept(
+        a.proposal_id, door.editor, edit_applied=a.edit_applied
+    )
 
 
 @command("remora.proposal.reject", RejectArgs, answers.MaybeRunId, Route.PROPOSAL)

@@ -157,13 +157,20 @@ class Proposals:
             self._index.tasks.spawn(review.expect(planned), name="expect acceptance")
         return FileEdit.of(planned)
 
-    async def accept(self, ref: Any, editor: Editor | None = None) -> dict[str, Any]:
-        """Accept a proposal: ``{applied, reason?}`` (see :mod:`.accepting`)."""
+    async def accept(
+        self, ref: Any, editor: Editor | None = None, *, edit_applied: bool = False
+    ) -> dict[str, Any]:
+        """Accept a proposal: ``{applied, reason?}`` (see :mod:`.accepting`;
+        ``edit_applied``: the editor applied a code action's edit itself).
+        """
         parts = await self._startup.parts()
         proposal = self.find(ref)
         self._startup.ensure_owner("accept proposals")
         result = await accepting.accept(
-            parts.agents.review, editor or self.editor, proposal
+            parts.agents.review,
+            editor or self.editor,
+            proposal,
+            edit_applied=edit_applied,
         )
         if result["applied"]:
             await self._reread([proposal.file_path])

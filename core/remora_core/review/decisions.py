@@ -21,11 +21,13 @@ and checks what landed:
   lock as accepting (:meth:`Review.deciding`): an accept and a reject of one
   proposal arriving together never both act — the second finds the first's
   decision, and the record matches the buffer.
-- :meth:`Review.expect` writes down the text a planned edit produces before the
-  editor is asked to apply it; after a crash between the editor applying it and
-  the server recording it, :meth:`Review.recover` (at start-up, and whenever the
-  file changes) records the proposal ``accepted`` once the document holds that
-  text — never ``stale``.
+- :meth:`Review.expect` writes down the text a planned edit produces before an
+  editor may apply it (a code action carrying the edit, or the accept command
+  sending it). Until the acceptance is recorded, :meth:`Review.recover` (at
+  start-up, and whenever the file changes) records the proposal ``accepted``
+  once the document holds that text — never ``stale``: after a crash between
+  the editor applying it and the server recording it, and when an editor
+  applies a code action's edit whose command comes late or never.
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ class Review:
         self.expected: dict[str, str] = {}
         """Proposal id → digest of the whole text once its planned edit landed."""
         self.unfinished: set[str] = set()
-        """Acceptances an earlier process sent to the editor and never recorded."""
+        """Edits handed to an editor (by this process or an earlier one) whose
+        acceptance is not recorded yet: the document holding their text
+        records it (:meth:`recover`)."""
         self._written: dict[str, str] = {}
         """What :meth:`expect` last wrote down per proposal."""
         self._locks: dict[str, asyncio.Lock] = {}
@@ -169,9 +173,11 @@ class Review:
         """Write down the text ``planned`` produces, before the editor applies
         it: what a restart needs to tell that the edit landed.
         """
-        self.unfinished.discard(planned.proposal_id)  # this process follows it
         digest = self.expected.get(planned.proposal_id)
-        if digest is None or self._written.get(planned.proposal_id) == digest:
+        if digest is None:
+            return
+        self.unfinished.add(planned.proposal_id)
+        if self._written.get(planned.proposal_id) == digest:
             return
         self._written[planned.proposal_id] = digest
         await self.services.proposals.expect(planned.proposal_id, digest)
@@ -198,7 +204,7 @@ class Review:
                 ):
                     continue
                 self.unfinished.discard(proposal_id)
-                log.info("%s was applied before a restart: accepted", proposal_id)
+                log.info("%s: the document holds its edit: accepted", proposal_id)
                 await self.accepted(current)
                 recorded.append(proposal_id)
         return recorded
@@ -211,6 +217,7 @@ class Review:
             proposal.id, ProposalStatus.ACCEPTED
         )
         self.expected.pop(proposal.id, None)
+        self.unfinished.discard(proposal.id)
         await self.emit(
             RewriteApplied(
                 agent_id=proposal.node_id,
