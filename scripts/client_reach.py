@@ -1,42 +1,31 @@
 """Which command of each client reaches which command of the table.
 
-A client *declares* its commands in its manifest and *reaches* the table by
-sending a command's name as a string literal; this module reads both, for
-each client in its own language, and joins them by following calls from each
-command's handler (:data:`HOPS` calls deep, not into the helpers most of
-its commands share: :func:`credit`):
+A client reaches the table by sending a command's name as a string literal.
+How each client's commands are joined to the table commands they send:
 
-- **VS Code**: the commands of ``clients/vscode/package.json``
-  (``contributes.commands``); each is registered in ``src/**/*.ts`` with its
-  id as a literal, and the handler is the statement registering it
-  (``add("remora.acceptProposal", (a) => this.accept(a))``). Functions and
-  methods (top level or class members) are found by their definition line
-  and end at the closing brace of the same indentation (the sources are
-  formatted); a call ``x(`` or ``obj.x(``, or a method passed on
-  (``this.x``), reaches every function named ``x``.
-- **Neovim**: the user commands ``:Remora…`` created in
-  ``clients/nvim/lua/**/*.lua`` (``nvim_create_user_command('RemoraX', …)``
-  or a local ``command('RemoraX', …)`` wrapper); the handler is the function
-  given, up to the ``end`` at the registering line's indentation; a
-  module's functions are its top-level ``function`` definitions.
-  ``require('remora.mod').f(``, ``mod.f(`` (``mod`` a module of the plugin),
-  ``M.f(`` and ``f(`` reach that module's (or the same file's) ``f``.
+- **VS Code** and **Neovim**: each editor client *declares* in its
+  ``reach.json`` which table commands each of its commands sends
+  (``{"commands": {"remora.acceptProposal": ["remora.proposal.accept"]},
+  "elsewhere": {"remora.node.at": "the node at the cursor"}}``), and the
+  declaration is checked against the client (:func:`problems`, a test): its
+  commands are exactly those of VS Code's ``package.json`` or the Neovim
+  plugin's ``:Remora…`` user commands, every table command it names is sent
+  somewhere in its sources (a quoted literal), and every one its sources send
+  is named. Reading TypeScript and Lua call graphs with patterns was tried
+  first and misread handlers as the clients grew (a shared helper hid what a
+  command was for); a short declaration that cannot drift from the sources
+  unnoticed is plainer.
 - **CLI**: each verb module of ``core/remora_cli/verbs`` is one verb
   (``NAME``): every table literal in it is the verb's (read with :mod:`ast`).
 - **MCP**: each ``@server.tool()`` function of ``core/remora_cli/mcp_server.py``,
   read with :mod:`ast`.
 
-A table command is reached when its name (``"remora.<noun>.<verb>"``, quoted)
-is a literal in the handler or in a function it calls or passes on, at most
-:data:`HOPS` calls away: deep enough for a command → its use case → the module
-showing the answer. A helper most of a client's commands share (the node at
-the cursor) is not entered unless a command reaches nothing without it, and a
-name only compared with (``=== "remora.node.get"``) is not sent. The page
-lists each table command under the client's commands reaching it in the
-fewest calls. A literal no command reaches (a code lens, a view) still counts:
-the client reaches the command, from no command of its own. A client that
-builds a name at run time, or registers a command under a name held in a
-variable, is not seen — write names as literals.
+For MCP, a table command is reached when its name is a literal in the tool
+or in a function it calls, at most :data:`HOPS` calls away (a helper most
+tools share is not entered unless a tool reaches nothing without it). A name
+only compared with (``=== "remora.node.get"``) is not sent. A literal no
+command reaches (a code lens, a view) still counts: the client reaches the
+command, from no command of its own.
 """
 
 from __future__ import annotations
@@ -150,121 +139,96 @@ def _literals(text: str) -> set[str]:
     }
 
 
-def _block(lines: list[str], start: int, closing: re.Pattern[str]) -> str:
-    """From ``lines[start]`` to the first later line at the same indentation
-    matching ``closing`` (the whole rest of the file if none).
-    """
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    for end in range(start + 1, len(lines)):
-        line = lines[end]
-        same = line.strip() and len(line) - len(line.lstrip()) == indent
-        if same and closing.match(line.strip()):
-            return "\n".join(lines[start : end + 1])
-    return "\n".join(lines[start:])
+# ---- the editors: declared in ``reach.json``, checked against the sources ------------
 
-
-# ---- VS Code (TypeScript) ---------------------------------------------------------
-
-TS_DEFINITION = re.compile(
-    r"^\s*(?:(?:export|default|public|private|protected|static|async|function)\s+)*"
-    r"(?:const\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*(?:=\s*(?:async\s*)?)?"
-    r"\((?!.*;\s*$).*\{\s*$"
-)
-TS_CALL = re.compile(r"(?:\.|\b)([A-Za-z_$][\w$]*)\s*\(|\bthis\.([A-Za-z_$][\w$]*)")
-"""A call ``f(`` / ``x.f(``, or a method passed as a callback (``this.f``)."""
-TS_END = re.compile(r"^\}")
-TS_MEMBER_INDENT = 2
-"""The indentation of a class's methods (the sources are formatted)."""
-TS_KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "function", "return"})
-
-
-def _ts_function(text: str) -> Function:
-    calls = {a or b for a, b in TS_CALL.findall(text)} - TS_KEYWORDS
-    return Function(_literals(text), calls)
-
-
-def _statement(lines: list[str], start: int) -> str:
-    """The statement starting at ``lines[start]``: until its parentheses close."""
-    depth, taken = 0, []
-    for line in lines[start:]:
-        taken.append(line)
-        depth += line.count("(") - line.count(")")
-        if depth <= 0:
-            break
-    return "\n".join(taken)
-
-
-def vscode(table: set[str], root: Path = VSCODE) -> Client:
-    """The VS Code extension's contributed commands and what they reach."""
-    manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    declared = [c["command"] for c in manifest["contributes"]["commands"]]
-    functions: dict[str, list[Function]] = {}
-    registrations: dict[str, Function] = {}
-    literals: set[str] = set()
-    for path in sorted((root / "src").rglob("*.ts")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        literals |= _literals("\n".join(lines)) & table
-        for number, line in enumerate(lines):
-            found = TS_DEFINITION.match(line)
-            # functions and class methods; nested ones are in their parent's body
-            top = len(line) - len(line.lstrip()) <= TS_MEMBER_INDENT
-            if found and top and found.group(1) not in TS_KEYWORDS:
-                body = _block(lines, number, TS_END)
-                functions.setdefault(found.group(1), []).append(_ts_function(body))
-            for command in declared:
-                if re.search(rf"""["']{re.escape(command)}["']\s*,""", line):
-                    registrations[command] = _ts_function(_statement(lines, number))
-    reached = credit(registrations, functions, table)
-    return Client({c: reached.get(c, {}) for c in declared}, literals)
-
-
-# ---- Neovim (Lua) -----------------------------------------------------------------
-
-LUA_DEFINITION = re.compile(
-    r"^\s*(?:local\s+)?function\s+(?:([\w]+)[.:])?(\w+)\s*\(|^\s*(?:M|\w+)\.(\w+)\s*=\s*function\s*\("
-)
 LUA_USER_COMMAND = re.compile(
     r"""(?:nvim_create_user_command|\bcommand)\(\s*['"](Remora\w*)['"]"""
 )
-LUA_REQUIRE_CALL = re.compile(r"""require\(\s*['"]remora\.(\w+)['"]\s*\)\.(\w+)\s*\(""")
-LUA_QUALIFIED_CALL = re.compile(r"\b(\w+)\.(\w+)\b")
-"""A call of, or a reference to (a callback), ``module.f``."""
-LUA_CALL = re.compile(r"(?<![.:\w])(\w+)\s*\(")
-LUA_END = re.compile(r"^end\b")
 
 
-def _lua_function(text: str, module: str, modules: set[str]) -> Function:
-    calls = {f"{m}.{f}" for m, f in LUA_REQUIRE_CALL.findall(text)}
-    for owner, name in LUA_QUALIFIED_CALL.findall(text):
-        if owner == "M":
-            calls.add(f"{module}.{name}")
-        elif owner in modules:
-            calls.add(f"{owner}.{name}")
-    calls |= {f"{module}.{name}" for name in LUA_CALL.findall(text)}
-    return Function(_literals(text), calls)
+@dataclass
+class Declared:
+    """An editor client's ``reach.json``, and what its sources say."""
+
+    client: Client
+    own_commands: set[str]
+    """The commands the client's manifest or sources create."""
+    declared: dict[str, list[str]]
+    """Client command → the table commands it sends (``reach.json``)."""
+    elsewhere: dict[str, str]
+    """Table command → where the client sends it from besides its commands."""
+
+
+def _sources_literals(paths: list[Path], table: set[str]) -> set[str]:
+    return {
+        literal
+        for path in paths
+        for literal in _literals(path.read_text(encoding="utf-8"))
+    } & table
+
+
+def _declared(root: Path, own: set[str], sources: list[Path], table: set[str]):
+    reach = json.loads((root / "reach.json").read_text(encoding="utf-8"))
+    declared: dict[str, list[str]] = reach["commands"]
+    elsewhere: dict[str, str] = reach.get("elsewhere", {})
+    commands = {
+        name: dict.fromkeys(set(sent) & table, 0) for name, sent in declared.items()
+    }
+    literals = _sources_literals(sources, table)
+    return Declared(Client(commands, literals), own, declared, elsewhere)
+
+
+def vscode_declared(table: set[str], root: Path = VSCODE) -> Declared:
+    """The VS Code extension: the commands of ``package.json`` and
+    ``reach.json``'s word on what each sends.
+    """
+    manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    own = {c["command"] for c in manifest["contributes"]["commands"]}
+    return _declared(root, own, sorted((root / "src").rglob("*.ts")), table)
+
+
+def neovim_declared(table: set[str], root: Path = NVIM) -> Declared:
+    """The Neovim plugin: its ``:Remora…`` user commands and ``reach.json``'s
+    word on what each sends.
+    """
+    sources = sorted((root / "lua").rglob("*.lua"))
+    own = {
+        f":{name}"
+        for path in sources
+        for name in LUA_USER_COMMAND.findall(path.read_text(encoding="utf-8"))
+    }
+    return _declared(root, own, sources, table)
+
+
+def vscode(table: set[str], root: Path = VSCODE) -> Client:
+    """The VS Code extension's commands and what they reach."""
+    return vscode_declared(table, root).client
 
 
 def neovim(table: set[str], root: Path = NVIM) -> Client:
     """The Neovim plugin's ``:Remora…`` commands and what they reach."""
-    paths = sorted((root / "lua").rglob("*.lua"))
-    modules = {p.stem for p in paths}
-    functions: dict[str, list[Function]] = {}
-    commands: dict[str, Function] = {}
-    literals: set[str] = set()
-    for path in paths:
-        module = path.stem
-        lines = path.read_text(encoding="utf-8").splitlines()
-        literals |= _literals("\n".join(lines)) & table
-        for number, line in enumerate(lines):
-            found = LUA_DEFINITION.match(line)
-            if found and not line[0].isspace():  # nested ones are in their parent
-                name = found.group(2) or found.group(3)
-                body = _lua_function(_block(lines, number, LUA_END), module, modules)
-                functions.setdefault(f"{module}.{name}", []).append(body)
-            for name in LUA_USER_COMMAND.findall(line):
-                handler = _block(lines, number, LUA_END)
-                commands[f":{name}"] = _lua_function(handler, module, modules)
-    return Client(credit(commands, functions, table), literals)
+    return neovim_declared(table, root).client
+
+
+def problems(found: Declared, table: set[str]) -> list[str]:
+    """Where ``reach.json`` and the client's sources disagree: a command
+    declared that the client does not have (or one it has, undeclared); a
+    table command declared that its sources never send, or not in the table;
+    one its sources send that ``reach.json`` does not name.
+    """
+    said: list[str] = []
+    for name in sorted(found.own_commands - found.declared.keys()):
+        said.append(f"{name}: a command of the client, missing from reach.json")
+    for name in sorted(found.declared.keys() - found.own_commands):
+        said.append(f"{name}: in reach.json, but the client has no such command")
+    named = {s for sent in found.declared.values() for s in sent} | set(found.elsewhere)
+    for name in sorted(named - table):
+        said.append(f"{name}: in reach.json, but not a command of the table")
+    for name in sorted((named & table) - found.client.literals):
+        said.append(f"{name}: in reach.json, but the sources never send it")
+    for name in sorted(found.client.literals - named):
+        said.append(f"{name}: sent by the sources, but reach.json does not say where")
+    return said
 
 
 # ---- the command line and MCP (Python) ----------------------------------------------

@@ -15,17 +15,13 @@ Four pages under ``docs/reference/``:
   which command of each client reaches it (``clients_page.py``).
 
 How a client declares which table command each of its commands reaches:
-nothing beyond what it has anyway — its manifest names its commands (VS Code:
-``package.json`` ``contributes.commands``; Neovim: the ``:Remora…`` user
-commands it creates; the CLI: its verb modules' ``NAME``; MCP: its
-``@server.tool()`` functions), and its sources send table commands as string
-literals (``"remora.proposal.accept"``). ``client_reach.py`` joins the two by
-following calls from each command's handler a few calls deep (not into the
-helpers most of a client's commands share, and not counting a name only
-compared with). A command the client sends from none of its commands (a view,
-a lens) shows as "✓ (no command)"; a cell a person would expect filled
-(``clients_page.EXPECTED``) and empty shows "—". A new command of a client
-appears in the table once the script runs again — the check fails until then.
+the editors in their ``reach.json`` (``clients/vscode``, ``clients/nvim``),
+checked against their commands and sources by a test; the CLI and MCP are
+read from their Python (``client_reach.py`` says how). A command the client
+sends from none of its commands (a view, a lens) shows as "✓ (no command)";
+a cell a person would expect filled (``clients_page.EXPECTED``) and empty
+shows "—". A new command of a client appears in the table once the script
+runs again — the check fails until then.
 
 Descriptions are the code's own: ``Field(description=...)``, else the
 docstring written under the attribute (read from the source with ``ast``),

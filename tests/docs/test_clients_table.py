@@ -107,114 +107,70 @@ def test_each_clients_own_commands_are_read(cells):
     assert cells["remora.agent.history"]["MCP"] == ["node_history"]
 
 
-TS_EXTENSION = """\
-export class Commands {
-  private async exec(command: string, argument: object): Promise<unknown> {
-    return send(command, argument);
-  }
+@pytest.mark.parametrize(
+    "read", [client_reach.vscode_declared, client_reach.neovim_declared]
+)
+def test_each_editors_reach_json_says_what_its_sources_do(read):
+    table = set(clients_page.COMMANDS)
+    assert client_reach.problems(read(table), table) == []
 
-  async nodeAtCursor(): Promise<unknown> {
-    return this.exec("remora.node.at", {});
-  }
 
-  async runGraph(args?: object): Promise<unknown> {
-    await this.nodeAtCursor();
-    const name = await pick();
-    return this.exec("remora.graph.run", { graph: name });
-  }
-
-  async status(): Promise<unknown> {
-    await this.nodeAtCursor();
-    return this.exec('remora.graph.status', {});
-  }
-
-  register(): void {
-    add("remora.runGraph", (a) => this.runGraph(a));
-    add("remora.graphStatus", () =>
-      this.status(),
-    );
-    add("remora.showNode", () => this.nodeAtCursor());
-  }
+TS_SOURCE = """\
+export async function runGraph(): Promise<unknown> {
+  return exec("remora.graph.run", { graph: await pick() });
 }
-
 function rewrite(lens: Lens): Lens {
-  if (lens.command === "remora.node.get") return lens;
-  return lens;
+  if (lens.command === "remora.node.get") return lens;  // compared, not sent
+  return exec(`remora.attribution`, {});
 }
 """
-LUA_PLUGIN = """\
-local M = {}
-
-local function run_graph(client, name)
-  server().execute(client, 'remora.graph.run', { graph = name })
-end
-
-function M.graph(args)
-  if args.fargs[1] == 'run' then
-    run_graph(nil, args.fargs[2])
-  end
-end
-
-function M.create()
-  local function command(name, fn, opts)
-    vim.api.nvim_create_user_command(name, fn, opts)
-  end
-  command('RemoraGraph', function(args)
-    M.graph(args)
-  end, { nargs = '+' })
-  vim.api.nvim_create_user_command('RemoraBlame', function()
-    require('remora.blame').toggle()
-  end, {})
-end
-
-return M
-"""
-LUA_BLAME = """\
-local M = {}
-
-function M.toggle()
-  vim.lsp.buf_request(0, 'workspace/executeCommand', {
-    command = 'remora.attribution',
-  })
-end
-
-return M
+LUA_SOURCE = """\
+vim.api.nvim_create_user_command('RemoraGraph', function(args)
+  server().execute(nil, 'remora.graph.run', { graph = args.fargs[1] })
+end, {})
+command('RemoraBlame', function() end, {})
 """
 
 
-def test_the_readers_follow_calls_past_shared_helpers(tmp_path: Path):
-    table = {
-        "remora.node.at",
-        "remora.node.get",
-        "remora.graph.run",
-        "remora.graph.status",
-        "remora.attribution",
-    }
+def test_a_reach_json_that_drifted_from_its_client_is_named(tmp_path: Path):
+    table = {"remora.graph.run", "remora.node.get", "remora.attribution"}
     vscode = tmp_path / "vscode"
     (vscode / "src").mkdir(parents=True)
-    commands = [
-        {"command": c, "title": c}
-        for c in ("remora.runGraph", "remora.graphStatus", "remora.showNode")
-    ]
+    commands = [{"command": c} for c in ("remora.runGraph", "remora.blame")]
     (vscode / "package.json").write_text(
         json.dumps({"contributes": {"commands": commands}})
     )
-    (vscode / "src" / "commands.ts").write_text(TS_EXTENSION)
-    nvim = tmp_path / "nvim" / "lua" / "remora"
-    nvim.mkdir(parents=True)
-    (nvim / "commands.lua").write_text(LUA_PLUGIN)
-    (nvim / "blame.lua").write_text(LUA_BLAME)
-
-    read = client_reach.vscode(table, vscode)
-    assert read.commands == {
-        "remora.runGraph": {"remora.graph.run": 1},
-        "remora.graphStatus": {"remora.graph.status": 1},
-        "remora.showNode": {"remora.node.at": 1},  # the shared helper is all it has
+    (vscode / "src" / "graph.ts").write_text(TS_SOURCE)
+    (vscode / "reach.json").write_text(
+        json.dumps(
+            {
+                "commands": {
+                    "remora.runGraph": ["remora.graph.run", "remora.node.get"],
+                    "remora.gone": ["remora.graph.nope"],
+                }
+            }
+        )
+    )
+    read = client_reach.vscode_declared(table, vscode)
+    assert read.client.commands["remora.runGraph"] == {
+        "remora.graph.run": 0,
+        "remora.node.get": 0,
     }
-    assert "remora.node.get" not in read.literals  # only compared with
+    assert client_reach.problems(read, table) == [
+        "remora.blame: a command of the client, missing from reach.json",
+        "remora.gone: in reach.json, but the client has no such command",
+        "remora.graph.nope: in reach.json, but not a command of the table",
+        "remora.node.get: in reach.json, but the sources never send it",
+        "remora.attribution: sent by the sources, but reach.json does not say where",
+    ]
 
-    read = client_reach.neovim(table, tmp_path / "nvim")
-    assert read.commands == {
-        ":RemoraGraph": {"remora.graph.run": 2},
-        ":RemoraBlame": {"remora.attribution": 1},
-    }
+    nvim = tmp_path / "nvim"
+    (nvim / "lua" / "remora").mkdir(parents=True)
+    (nvim / "lua" / "remora" / "commands.lua").write_text(LUA_SOURCE)
+    (nvim / "reach.json").write_text(
+        json.dumps({"commands": {":RemoraGraph": ["remora.graph.run"]}})
+    )
+    read = client_reach.neovim_declared(table, nvim)
+    assert client_reach.problems(read, table) == [
+        ":RemoraBlame: a command of the client, missing from reach.json"
+    ]
