@@ -3,6 +3,7 @@
  * views, event stream). No logic lives here.
  */
 import type { LanguageClient } from "vscode-languageclient/node";
+import { Batch, registerBatch } from "./batch";
 import { ServerManager } from "./client";
 import { Commands } from "./commands";
 import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
@@ -18,6 +19,8 @@ export interface RemoraApi {
   tree: NodeTreeProvider;
   /** The latest remora/event notifications received (at most 500). */
   events: RemoraEvent[];
+  /** Proposals view, graphs, checkpoints, blame. */
+  batch: Batch;
   activatedInMs: number;
 }
 
@@ -33,6 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   const received: RemoraEvent[] = [];
   context.subscriptions.push(output, events, server, status);
   commands.register(context);
+  const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
   context.subscriptions.push(vscode.commands.registerCommand("remora.refreshNodes", () => tree.refresh()));
 
@@ -51,6 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       received.push(event);
       if (received.length > 500) received.shift();
       runs.update(event);
+      batch.onEvent(event);
       status.update(runs.inFlight().length, tree.pendingCount());
       refreshSoon();
     });
@@ -72,9 +77,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       if (restartTimer) clearTimeout(restartTimer);
       restartTimer = setTimeout(() => void server.restart(), RESTART_DEBOUNCE_MS);
     }),
+    // Trusting the workspace changes what the server may do (workspaceTrust).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart()),
   );
   await server.start();
-  return { server, tree, events: received, activatedInMs: Date.now() - started };
+  return { server, tree, events: received, batch, activatedInMs: Date.now() - started };
 }
 
 export function deactivate(): Promise<void> | undefined {

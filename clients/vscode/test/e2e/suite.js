@@ -150,6 +150,9 @@ async function scenario() {
   observed.answeredRun = await until("the answered run ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === asking.run_id), 30000);
   step("answered");
 
+  // Batch: graphs, the Proposals view, accept-all, blame, checkpoints (batch.js).
+  await require("./batch").run(api, observed, step);
+
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
   await until("the server stopped", () => api.server.client === undefined, 20000);
