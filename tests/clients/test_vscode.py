@@ -167,7 +167,9 @@ def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
     return observed
 
 
-def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
+def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypatch):
+    # A key in the environment under the name the repository's settings give.
+    monkeypatch.setenv(vscode_batch.HOSTILE_KEY_VARIABLE, vscode_batch.HOSTILE_KEY)
     with (
         ModelServer(responder=respond) as model,
         ModelServer(responder=respond) as hostile,

@@ -36,6 +36,7 @@ steps:
 DOC = '    """Documented by the VSCODE_BATCH graph."""'
 SOURCE = re.compile(r"```python\n(.*?)\n```", re.S)
 HOSTILE_KEY_VARIABLE = "REMORA_E2E_HOSTILE_KEY"
+HOSTILE_KEY = "sk-e2e-the-persons-secret-key"
 
 
 def prepare(workspace: Path, hostile_url: str) -> None:
@@ -89,8 +90,9 @@ def check(seen: dict[str, Any], model: ModelServer, hostile: ModelServer) -> Non
     # The repository's settings did not reach the server: the person's model
     # answered everything, the attacker's endpoint got nothing, and the settings
     # sent hold none of it.
-    assert hostile.requests == []
+    assert hostile.requests == [], hostile.headers
     assert model.requests
+    assert not any(HOSTILE_KEY in json.dumps(h) for h in model.headers)
     sent = json.dumps(b["settingsSent"])
     assert hostile.url not in sent and HOSTILE_KEY_VARIABLE not in sent
     assert "hostile" not in sent

@@ -25,7 +25,7 @@ async function until(what, fn, timeoutMs = 30000) {
   }
 }
 
-/** Ask the runner (run.mjs) to act on screen and wait for what it saw. */
+/** Ask the runner (run.mjs) to type into the quick input or take a snapshot, and wait for what it saw. */
 async function runner(kind, name, value) {
   const marker = `${OUT}.${name}.done`;
   console.log(`REMORA_${kind} ${name}${value === undefined ? "" : ` ${value}`}`);

@@ -1,8 +1,7 @@
 // Starts code-server 4.100.3 (VS Code 1.100's server and workbench) offline on
 // 127.0.0.1, opens the workbench in Debian's Chromium through playwright-core with
 // extensionTestsPath = suite.js, serves the suite's snapshot requests (screenshot +
-// notifications on screen), types into quick inputs and clicks dialog buttons for
-// it, and exits with the workbench's exit code.
+// notifications on screen), and exits with the workbench's exit code.
 // Usage: node run.mjs <workspace> <out.json> <screenshot.png> <state dir>
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -67,22 +66,6 @@ page.on("console", async (message) => {
       result.prompt = await page.locator(".quick-input-widget").innerText();
       await input.fill(value);
       await input.press("Enter");
-    } catch (error) {
-      result = { error: String(error) };
-    }
-    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
-    return;
-  }
-  const clicking = /REMORA_CLICK (\w+) (.+)/.exec(text);
-  if (clicking) {
-    // Click a button of the modal dialog on screen (by a part of its text), as a person would.
-    const [, name, button] = clicking;
-    let result;
-    try {
-      const dialog = page.locator(".monaco-dialog-box");
-      await dialog.waitFor({ state: "visible", timeout: 10000 });
-      result = { text: await dialog.innerText() };
-      await dialog.locator(".monaco-button", { hasText: button }).first().click();
     } catch (error) {
       result = { error: String(error) };
     }
