@@ -100,6 +100,14 @@ def check(seen: dict[str, Any], model: ModelServer, hostile: ModelServer) -> Non
     assert b["settingsSent"]["initializationOptions"]["workspaceTrust"] is True
     assert "remora.initializationOptions.model" in b["settingsSent"]["ignored"]
 
+    # The proposal's diff: the real file's name and language, the method's `def`
+    # at its indentation in the file (as its body).
+    assert b["diff"]["label"].startswith("service.py: Remora proposal pr_")
+    assert b["diff"]["modified"].startswith("remora-proposal:/pr_")
+    assert "/proposed/pkg/service.py" in b["diff"]["modified"]
+    assert b["diff"]["languageId"] == "python"
+    assert b["diff"]["firstLine"] == "    def helper(self):"
+
     # The graph picked from the quick pick ran on both nodes; its proposals were listed.
     assert "error" not in b["picked"], b["picked"]
     assert {"name": "vscode-docs", "steps": ["models", "service"], "problems": []} in b[
@@ -108,6 +116,8 @@ def check(seen: dict[str, Any], model: ModelServer, hostile: ModelServer) -> Non
     assert b["run"]["outcome"] == "completed"
     assert b["run"]["counts"] == {"completed": 2}
     assert len(b["run"]["proposal_ids"]) == 2
+    assert b["status"]["name"] == "vscode-docs"
+    assert sorted(b["status"]["proposals"].values()) == sorted(b["run"]["proposal_ids"])
     # The Proposals view: the graph run with Accept All, each file with its proposal.
     rows = b["view"]
     run_rows = [r for r in rows if r["kind"] == "graphRun"]

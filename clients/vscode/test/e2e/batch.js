@@ -47,6 +47,13 @@ exports.run = async function run(api, observed, step) {
   const modelsUri = vscode.Uri.file(path.join(folder, "pkg", "models.py"));
   const serviceUri = vscode.Uri.file(path.join(folder, "pkg", "service.py"));
 
+  // The diff of the method proposal accepted earlier: the real file's name and language.
+  await vscode.commands.executeCommand("remora.showDiff", { proposal_id: observed.rewriteApplied.proposal_id });
+  const diffTab = await until("the method's diff tab", () =>
+    vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.path.includes(observed.rewriteApplied.proposal_id)));
+  const right = await vscode.workspace.openTextDocument(diffTab.input.modified);
+  b.diff = { label: diffTab.label, modified: diffTab.input.modified.toString(), languageId: right.languageId, firstLine: right.getText().split("\n")[0] };
+
   // What the server was started with, after the repository's .vscode/settings.json had its say.
   b.settingsSent = api.server.settings;
   b.trusted = vscode.workspace.isTrusted;
@@ -62,6 +69,7 @@ exports.run = async function run(api, observed, step) {
   const running = vscode.commands.executeCommand("remora.runGraph");
   b.picked = await runner("TYPE", "graph", GRAPH);
   b.run = await running;
+  b.status = await vscode.commands.executeCommand("remora.graphStatus", { graph_run_id: b.run.graph_run_id });
   step("batch: graph run");
 
   // The run's proposals in the Proposals view, grouped by file, and the open file's count.
