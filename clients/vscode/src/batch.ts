@@ -45,6 +45,7 @@ const PROPOSAL_EVENTS = new Set([
   "checkpoint_restored",
 ]);
 const KEPT_EVENTS = 200;
+const STATUS_POLL_MS = 5000;
 
 function str(args: Args, key: string): string | undefined {
   const value = args?.[key];
@@ -109,6 +110,19 @@ export class Batch implements BatchApi {
           this.watchers.add(watch);
           // Events that arrived before the answer did.
           for (const event of this.recent.filter((e) => e.graph_run_id === graphRunId)) watch(event);
+          // A server that restarted (or events missed) must not leave the notification up forever:
+          // now and then ask how the run stands.
+          const poll = setInterval(() => {
+            if (progress.outcome) return clearInterval(poll);
+            void this.exec<GraphStatusLike>("remora.graph.status", { graph_run_id: graphRunId }).then(
+              (status) => {
+                if (status.status && status.status !== "running" && !progress.outcome) {
+                  watch({ type: "graph_completed", graph_run_id: graphRunId, outcome: status.status, counts: status.counts ?? {} });
+                }
+              },
+              () => undefined,
+            );
+          }, STATUS_POLL_MS);
         }),
     );
     await this.proposals.refresh();

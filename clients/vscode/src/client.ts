@@ -56,9 +56,8 @@ export class ServerManager implements vscode.Disposable {
   async start(): Promise<void> {
     const settings = this.resolve();
     this.settings = settings;
-    // In Restricted Mode the workspace's own .venv is not a server to run.
-    const folders = vscode.workspace.isTrusted ? (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath) : [];
-    const resolution = resolveServer(settings.serverPath, folders, process.env.PATH ?? "", probe);
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const resolution = resolveServer(settings.serverPath, folders, process.env.PATH ?? "", probe, vscode.workspace.isTrusted);
     if (!resolution.found) {
       this.output.appendLine(resolution.reason);
       // Said once per distinct problem: a restart with the same bad setting stays quiet.
