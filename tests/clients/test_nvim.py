@@ -264,6 +264,16 @@ def test_ask_shows_the_proposal_in_the_panel_and_accept_applies_it(workspace):
     assert f"Pending proposal {proposal_id}" in panel
     assert f"+        {DOCSTRING}" in panel
     assert "  [a] accept  [r] reject  [d] diff" in panel
+    # What was checked, with the proposal and in the conversation (as the
+    # conversation view of VS Code shows it).
+    assert any(
+        line.startswith("  checks: docstring-only ✓ (code unchanged except docstrings)")
+        for line in panel
+    ), panel
+    assert any(
+        line.startswith(f"    {proposal_id} · pending · checks: docstring-only ✓")
+        for line in panel[panel.index("Conversation") :]
+    ), panel
     latest = panel[panel.index("Latest events") + 1 :]
     assert any("agent_completed" in line for line in latest)
     assert any(f"rewrite_proposed   {proposal_id}" in line for line in latest)
@@ -563,8 +573,21 @@ def test_help_remora_and_every_tag_resolve(workspace):
     assert {f"remora-option-{o}" for o in observed["options"]} <= tags
     assert {f"remora-option-panel.{o}" for o in observed["panel_options"]} <= tags
     assert {f"remora-option-panel.keys.{k}" for k in observed["panel_keys"]} <= tags
-    for group in ("RemoraHistoryHeader", "RemoraRunActive", "RemoraRunFailed"):
+    for group in (
+        "RemoraHistoryHeader",
+        "RemoraRunActive",
+        "RemoraRunFailed",
+        "RemoraBlame",
+        "RemoraBlameSign",
+    ):
         assert f"hl-{group}" in tags
+    for command in (
+        "RemoraProposals",
+        "RemoraGraph",
+        "RemoraCheckpoint",
+        "RemoraBlame",
+    ):
+        assert f":{command}" in tags
 
 
 def test_checkhealth_finds_the_model_in_the_users_settings_file(workspace):
@@ -579,3 +602,305 @@ def test_checkhealth_finds_the_model_in_the_users_settings_file(workspace):
     report = "\n".join(seen.observed["report"])
     assert f"OK model server configured in your settings file {settings}" in report
     assert "ERROR" not in report, report
+
+
+# ---- the whole engine: graphs, proposals, blame, checkpoints (issue 26) -----------
+
+STOCK = """def count(x):
+    return len(x)
+
+
+def total(x):
+    return sum(x)
+
+
+def mean(x):
+    return sum(x) / len(x)
+
+
+def first(x):
+    return x[0]
+"""
+GRAPH = """name: doc-inventory
+max_concurrency: 1
+steps:
+  - id: hints
+    bundle: type_hints
+    targets: {path: "inventory/**/*.py", kind: [function]}
+    instruction: ADD_HINTS
+  - id: docs
+    bundle: docstring
+    after: [hints]
+    targets: {path: "inventory/**/*.py", kind: [function]}
+    instruction: ADD_DOCS
+"""
+BROKEN_GRAPH = """name: broken
+steps:
+  - id: x
+    bundle: docstring
+    after: [nowhere]
+    targets: {path: "inventory/*.py"}
+"""
+SHOWN_SOURCE = re.compile(r"```python\n(.*?)\n```", re.S)
+DOC = '    """Documented."""'
+
+
+class GraphModel:
+    """The model of a graph's steps: ``ADD_HINTS`` types the argument,
+    ``ADD_DOCS`` adds a docstring, to the source it is shown; feedback
+    "keep it as it was" gets a plain answer; ``slow`` delays every rewrite.
+    """
+
+    def __init__(self, slow: bool = False) -> None:
+        self.slow = slow
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request["messages"]
+        if messages[-1].get("role") == "tool":
+            return Reply(text="Done.")
+        user = str(messages[-1].get("content"))
+        if "keep it as it was" in user:
+            return Reply(text="Keeping it as it was.")
+        system = " ".join(
+            str(m.get("content")) for m in messages if m.get("role") == "system"
+        )
+        found = SHOWN_SOURCE.search(system)
+        if found is None:
+            return Reply(text="Nothing to do.")
+        source = found.group(1)
+        if "ADD_HINTS" in user:
+            source = source.replace("(x)", "(x: list)", 1)
+        if "ADD_DOCS" in user:
+            head, rest = source.split("\n", 1)
+            source = f"{head}\n{DOC}\n{rest}"
+        call = ("rewrite_self", {"new_source": source})
+        return Reply(tool_calls=[call], delay_s=60 if self.slow else 0)
+
+
+def batch_workspace(workspace: Path) -> Path:
+    """The ``basic`` copy turned into a project with graphs."""
+    (workspace / "inventory").mkdir()
+    (workspace / "inventory" / "stock.py").write_text(STOCK, encoding="utf-8")
+    graphs = workspace / ".remora" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "doc-inventory.yaml").write_text(GRAPH, encoding="utf-8")
+    (graphs / "broken.yaml").write_text(BROKEN_GRAPH, encoding="utf-8")
+    return workspace
+
+
+def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
+    workspace,
+):
+    batch_workspace(workspace)
+    with ModelServer(responder=GraphModel()) as model:
+        seen = run_nvim(workspace, "graph", model).check()
+        requests = len(model.requests)
+    observed = seen.observed
+
+    # :RemoraGraph run offers the project's graphs, each with its steps or
+    # why it cannot run.
+    (choice,) = observed["selects"]
+    assert choice["prompt"] == "Run which graph?"
+    assert "doc-inventory — hints → docs" in choice["items"]
+    (broken,) = [i for i in choice["items"] if i.startswith("broken")]
+    assert "cannot run" in broken and "nowhere" in broken
+    (started,) = seen.of_type("graph_started")
+    graph_run_id = started["graph_run_id"]
+    assert observed["started_note"] == (
+        f"Remora: started graph doc-inventory ({graph_run_id}): "
+        ":RemoraGraph status, :RemoraGraph cancel"
+    )
+    # Its progress in the statusline, then its end with what it left.
+    assert any(
+        re.match(r"Remora: doc-inventory [1-8]/8( \||$)", line)
+        for line in observed["statuslines"]
+    ), observed["statuslines"]
+    assert observed["completed_note"] == (
+        f"Remora: graph doc-inventory ({graph_run_id}) completed: completed 8; "
+        "4 proposals to review: :RemoraProposals"
+    )
+    status = observed["status"]
+    assert status[0] == (
+        f"# Graph doc-inventory ({graph_run_id}): completed · completed 8"
+    )
+    steps = "\n".join(status)
+    for name in ("count", "total", "mean", "first"):
+        assert re.search(rf"^  {name} +completed$", steps, re.M), steps
+        assert re.search(rf"^  {name} +pr_\w+$", steps, re.M), steps
+
+    # :RemoraProposals: one quickfix entry per pending proposal, at its def.
+    quickfix = observed["quickfix"]
+    assert quickfix["title"] == "Remora: pending proposals (4)"
+    lines = {item["text"].split(" · ")[0]: item["lnum"] for item in quickfix["items"]}
+    assert lines == {"count": 1, "total": 5, "mean": 9, "first": 13}
+    assert all(item["file"] == "stock.py" for item in quickfix["items"])
+    assert any(
+        line.startswith("inventory/stock.py|1 col 1 info| count · pr_")
+        for line in quickfix["window"]
+    ), quickfix["window"]
+
+    # :RemoraDiff, :RemoraReject and :RemoraAccept on an entry.
+    diff = observed["diff"]
+    assert re.fullmatch(r"# mean: proposal pr_\w+ \(pending\)", diff[0]), diff
+    assert "+def mean(x: list):" in diff and f"+{DOC}" in diff
+    (rejected,) = seen.of_type("rewrite_rejected")
+    assert rejected["feedback"] == "keep it as it was"
+    assert [i["text"].split(" · ")[0] for i in observed["after_reject"]["items"]] == [
+        "count",
+        "mean",
+        "first",
+    ]
+    assert [i["text"].split(" · ")[0] for i in observed["after_accept"]["items"]] == [
+        "mean",
+        "first",
+    ]
+    # accept-all: the graph run's two pending proposals, one line each.
+    note = observed["accept_all_note"].splitlines()
+    assert note[0] == (
+        f"Remora: accepted graph doc-inventory ({graph_run_id}): 2 of 2 applied"
+    )
+    assert len(note) == 3 and all(
+        re.fullmatch(r"  pr_\w+ applied", line) for line in note[1:]
+    ), note
+    assert observed["after_all"]["title"] == "Remora: pending proposals (0)"
+    buffer = observed["buffer"]
+    for name, body in (("count", "len(x)"), ("mean", "sum(x) / len(x)")):
+        assert f"def {name}(x: list):\n{DOC}\n    return {body}" in buffer
+    assert "def total(x):\n    return sum(x)" in buffer
+
+    # The conversation of count: the steps, its proposals with their status.
+    history = "\n".join(observed["history"])
+    assert "you · message" in history and "ADD_HINTS" in history
+    assert re.search(r"^pr_\w+ · accepted", history, re.M), history
+    assert re.search(r"^pr_\w+ · superseded", history, re.M), history
+
+    # Blame: a sign on each line an agent wrote, who/which/when at the end of
+    # each range; the float; an edited line loses its mark; hidden again.
+    blame = observed["blame"]
+    rows = sorted(mark["row"] for mark in blame)
+    assert rows == [1, 2, 10, 11, 15, 16], blame
+    assert all(mark["sign"] == "▎" for mark in blame)
+    labelled = [m for m in blame if m["text"]]
+    assert len(labelled) == 3
+    assert re.fullmatch(
+        r"  count · pr_\w+ · \d{4}-\d\d-\d\d \d\d:\d\d",
+        next(m["text"] for m in labelled if m["row"] == 1),
+    )
+    float_lines = observed["blame_float"]
+    assert re.fullmatch(r"Written by count's agent \(rm_\w+\)", float_lines[0])
+    assert re.fullmatch(
+        r"proposal pr_\w+, accepted \d{4}-\d\d-\d\d \d\d:\d\d", float_lines[1]
+    )
+    assert sorted(m["row"] for m in observed["blame_edited"]) == [1, 10, 11, 15, 16]
+    assert observed["blame_hidden"] == []
+
+    # Tokens: every model answer's usage (the scripted model reports 10 + 5).
+    assert observed["tokens"]["total"] == 15 * requests
+    assert observed["statusline"] == f"Remora: {15 * requests} tokens"
+
+
+def test_a_graph_run_is_cancelled_from_neovim(workspace):
+    batch_workspace(workspace)
+    with ModelServer(responder=GraphModel(slow=True)) as model:
+        seen = run_nvim(workspace, "graph_cancel", model).check()
+        wait_for(lambda: model.closed_early >= 1)
+    (completed,) = seen.of_type("graph_completed")
+    assert completed["outcome"] == "cancelled"
+    graph_run_id = completed["graph_run_id"]
+    note = seen.observed["cancel_note"]
+    assert note == f"Remora: cancelling graph run {graph_run_id}"
+    assert seen.observed["completed_note"].startswith(
+        f"Remora: graph doc-inventory ({graph_run_id}) cancelled: "
+    )
+    assert seen.observed["status"][0].startswith(
+        f"# Graph doc-inventory ({graph_run_id}): cancelled · "
+    )
+
+
+def test_checkpoints_are_created_listed_and_restored_after_a_confirmation(workspace):
+    seen = run_nvim(workspace, "checkpoint").check()
+    observed = seen.observed
+    (created,) = seen.of_type("checkpoint_created")
+    checkpoint_id = created["checkpoint_id"]
+    assert observed["created_note"] == (
+        f"Remora: checkpoint {checkpoint_id} taken: before-edit"
+    )
+    assert observed["list"][0].startswith("# Remora checkpoints, newest first")
+    assert any(
+        line.startswith(checkpoint_id) and line.endswith("before-edit")
+        for line in observed["list"]
+    ), observed["list"]
+    prompts = [s["prompt"] for s in observed["selects"]]
+    assert prompts[0] == "Restore which checkpoint?"
+    # The confirmation names what changes, and what does not.
+    question = prompts[1]
+    assert question.startswith(f"Restore checkpoint {checkpoint_id}  ")
+    assert "proposals made since are withdrawn" in question
+    assert "Your files are not changed." in question
+    assert observed["selects"][1]["items"] == ["Restore", "Cancel"]
+    assert observed["declined_note"] == "Remora: checkpoint not restored"
+    (restored,) = seen.of_type("checkpoint_restored")
+    assert restored["checkpoint_id"] == checkpoint_id
+    assert observed["restored_note"] == (
+        f"Remora: restored {checkpoint_id}: the agents' state is back; 1 file "
+        "changed since (not touched):\n  pkg/service.py"
+    )
+    # The file keeps the edit made after the checkpoint.
+    assert 'return order("b", 2) + 1' in observed["buffer"]
+    disk = (workspace / "pkg" / "service.py").read_text(encoding="utf-8")
+    assert 'return order("b", 2) + 1' in disk
+
+
+def test_history_and_the_panel_show_questions_failures_and_cancelled_runs(
+    workspace,
+):
+    """The same conversation VS Code's view shows, from remora.agent.history."""
+    with ModelServer() as model:
+        model.reply_tool_call("ask_user", {"question": "Which colour?"})
+        model.reply_text("Blue it is.")
+        model.reply_status(400, "the model broke")
+        model.reply_delay(30)
+        seen = run_nvim(workspace, "history_outcomes", model).check()
+    history = seen.observed["history"]
+    headers = [line for line in history if line.startswith("── ")]
+    shown = [" ".join(h.split()[2:]).split(" · run_")[0] for h in headers]
+    assert shown == [
+        "you · message",
+        "Service.helper · asks you",
+        "you · answered",
+        "Service.helper · answer",
+        "you · message",
+        "Service.helper · failed",
+        "you · message",
+        "Service.helper · cancelled",
+    ], history
+    text = "\n".join(history)
+    for said in ("Pick a colour", "Which colour?", "blue", "Blue it is.", "Now break"):
+        assert said in history, (said, text)
+    failure = history[history.index(headers[5]) + 1]
+    assert "the model broke" in failure, text
+    panel = seen.observed["panel"]
+    conversation = panel[panel.index("Conversation") + 1 : panel.index("Latest events")]
+    headers = [line for line in conversation if re.match(r"  \d\d:\d\d:\d\d ", line)]
+    titles = [" ".join(line.split()[1:]).split(" · run_")[0] for line in headers]
+    assert titles == shown[-4:], conversation
+    assert "    Take your time" in conversation
+
+
+def test_a_proposal_is_accepted_from_the_conversation(workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+        model.reply_text("Added a docstring.")
+        seen = run_nvim(workspace, "history_accept", model).check()
+    (proposed,) = seen.of_type("rewrite_proposed")
+    proposal_id = proposed["proposal_id"]
+    pending = seen.observed["pending"]
+    (line,) = [line for line in pending if line.startswith(proposal_id)]
+    assert line.startswith(f"{proposal_id} · pending · checks: docstring-only ✓")
+    assert line.endswith(" · :RemoraAccept :RemoraReject :RemoraDiff")
+    assert f"+        {DOCSTRING}" in pending
+    accepted = seen.observed["accepted"]
+    assert any(line.startswith(f"{proposal_id} · accepted") for line in accepted)
+    assert DOCSTRING in seen.observed["buffer"]
+    (applied,) = seen.of_type("rewrite_applied")
+    assert applied["proposal_id"] == proposal_id

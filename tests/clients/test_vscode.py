@@ -39,9 +39,18 @@ RUN_TIMEOUT_S = 300
 
 SHORT_HELPER = """def helper(self):
         return order("b", 2)  # two b's"""
+KEYWORD_HELPER = '''def helper(self):
+        """Order two b's."""
+        return order("b", quantity=2)'''
 NEW_HELPER = '''def helper(self):
         """Order two b's."""
         return order("b", 2)'''
+
+PLAIN_QUESTION = "What does helper do?"
+PLAIN_ANSWER = (
+    "It orders two b's. <b>not bold</b> <script>document.title='pwned'</script>"
+)
+"""A plain answer (no code change) whose HTML must show as text."""
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +98,10 @@ def respond(request: dict) -> Reply:
         return Reply(
             tool_calls=[("ask_user", {"question": "Which name should I use?"})]
         )
+    if "Use a keyword argument" in last:
+        return Reply(tool_calls=[("rewrite_self", {"new_source": KEYWORD_HELPER})])
+    if PLAIN_QUESTION in last:
+        return Reply(text=PLAIN_ANSWER)
     if "Take your time" in last:
         return Reply(text="Late.", delay_s=60)
     if "Add a docstring" in last:
@@ -211,9 +224,10 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypa
     # cancelRun ends the slow run.
     assert seen["cancelResult"] == {"cancelled": True}
     assert seen["cancelEvent"]["type"] == "agent_cancelled"
-    # Clicking a lens shows that node's card.
+    # Clicking a lens shows that node's card, on top of its conversation.
     assert seen["lensCard"]["name"] == "helper"
-    assert any("Preview" in t or "Untitled" in t for t in seen["tabsAfterLens"])
+    assert "Service.helper" in seen["cardShown"]
+    assert "agent idle" in seen["cardShown"] or "agent " in seen["cardShown"]
     print(
         f"\nVS Code e2e: activation {seen['activatedInMs']} ms, remora.ask to the "
         f"diagnostic {seen['askToDiagnosticMs']} ms (scripted model)"
@@ -224,6 +238,7 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypa
     assert "Which name should I use?" in seen["typed"]["prompt"]
     assert "Ada Lovelace" in seen["answeredRun"]["result"]
     assert any("Ada Lovelace" in json.dumps(r) for r in model.requests)
+    check_conversation_and_runs(seen["talk"])
     # Batch: the Proposals view, accept-all, blame, checkpoints, hostile settings.
     vscode_batch.check(seen, model, hostile)
     # A missing server: one error notification with its button, no server running.
@@ -231,6 +246,66 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypa
     assert len(toasts) == 1, seen["missing"]["notifications"]
     assert "/nonexistent/remora-lsp" in toasts[0] and "Open Setting" in toasts[0]
     assert seen["serverRunningAfterMissing"] is False
+
+
+def check_conversation_and_runs(talk: dict) -> None:
+    """What test/e2e/talk.js saw: the conversation on screen, after a restart,
+    and a run cancelled from the Runs view.
+    """
+    # A proposal in the conversation with its checks and buttons; the Diff
+    # button clicked in the webview opened the diff editor.
+    assert talk["proposalId"] in talk["proposalShown"]
+    assert "tests" in talk["proposalShown"]
+    for button in ("Accept", "Reject…", "Diff"):
+        assert button in talk["proposalShown"]
+    assert "error" not in talk["clickedDiff"], talk["clickedDiff"]
+    assert talk["diffOpened"]
+    # The plain answer is on screen in the Conversation webview (its DOM, read
+    # by Playwright), HTML shown as text: no <b> or <script> element made of it.
+    assert talk["answerEvent"]["result"] == PLAIN_ANSWER
+    screen = talk["onScreen"]
+    assert "error" not in screen, screen
+    assert screen["visible"] is True
+    assert PLAIN_ANSWER in screen["text"]
+    assert "<b>not bold</b>" in screen["text"]
+    assert "b" not in screen["tags"] and "script" not in screen["tags"]
+    # The whole conversation: the question, earlier proposals and decisions,
+    # the agent's question and the person's answer, the cancelled run.
+    for said in (
+        PLAIN_QUESTION,
+        "Add a docstring",
+        "You accepted the proposal",
+        "Keep the docstring please",
+        "Which name should I use?",
+        "Ada Lovelace",
+        "run cancelled",
+    ):
+        assert said in screen["text"], said
+    assert PLAIN_ANSWER in talk["shownByWebview"]
+    # The status bar counts the session's tokens (the scripted model reports usage).
+    assert "tokens" in talk["statusText"] and talk["tokens"] > 0
+    # After a server restart the conversation is read back from the server.
+    assert PLAIN_ANSWER in talk["afterRestart"]
+    assert PLAIN_ANSWER in talk["onScreenAfterRestart"]["text"]
+    # A run listed in the Runs view, then cancelled from its item.
+    assert talk["listed"]["contextValue"] == "run-running"
+    assert "Running" in talk["listed"]["groups"]
+    assert "Take your time, really" in talk["listed"]["description"]
+    assert talk["cancelled"] == {"cancelled": True}
+    assert talk["cancelEvent"]["type"] == "agent_cancelled"
+    assert talk["ended"]["contextValue"] == "run-ended"
+    assert "cancelled" in talk["ended"]["description"]
+    assert "Recent" in talk["ended"]["groups"]
+    # A dismissed question waits; the Runs view lists it and asks it again.
+    assert "error" not in talk["dismissed"], talk["dismissed"]
+    assert talk["waiting"]["contextValue"] == "run-waiting"
+    assert talk["waiting"]["command"] == "remora.runs.answer"
+    assert "Waiting for you" in talk["waiting"]["groups"]
+    assert "Which name should I use?" in talk["waitingShown"]
+    assert "error" not in talk["typedAgain"], talk["typedAgain"]
+    assert "Which name should I use?" in talk["typedAgain"]["prompt"]
+    assert talk["respondResult"] == {"ok": True}
+    assert "Grace Hopper" in talk["answeredAgain"]["result"]
 
 
 def test_unit_tests_lint_and_package(installed):

@@ -50,6 +50,9 @@ export function proposalIds(card: NodeCard | null | undefined): string[] {
 }
 
 export class Commands {
+  /** Where a node's card and conversation show (set by the extension). */
+  conversation: { show(nodeId: string): Promise<void> } | undefined;
+
   constructor(
     private readonly server: ServerManager,
     private readonly runs: RunTracker,
@@ -101,7 +104,10 @@ export class Commands {
     }
     const message = str(args, "message") ?? (await vscode.window.showInputBox({ prompt: `Ask ${card.qualified_name ?? card.name ?? card.id}` }));
     if (!message) return undefined;
-    return this.exec("remora.agent.chat", { node_id: card.id, message });
+    const answer = await this.exec("remora.agent.chat", { node_id: card.id, message });
+    // The answer arrives as events: the conversation shows it (and the rest).
+    await this.conversation?.show(card.id);
+    return answer;
   }
 
   async accept(args?: Args): Promise<unknown> {
@@ -172,14 +178,14 @@ export class Commands {
     return this.exec("remora.agent.cancel", { run_id: runId });
   }
 
+  /** The node card: shown at the top of the node's conversation (the Conversation view). */
   async showNode(args?: Args | string): Promise<unknown> {
     const card = await this.nodeAtCursor(typeof args === "string" ? { node_id: args } : args);
-    if (!card) return undefined;
-    const markdown = renderCard(card);
-    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: markdown });
-    await vscode.commands.executeCommand("markdown.showPreview", doc.uri).then(undefined, async () => {
-      await vscode.window.showTextDocument(doc, { preview: true });
-    });
+    if (!card) {
+      void vscode.window.showWarningMessage("Remora: no node at the cursor.");
+      return undefined;
+    }
+    await this.conversation?.show(card.id);
     return card;
   }
 
@@ -195,7 +201,8 @@ export class Commands {
             // Tree items and editor-title buttons pass their own objects: keep only argument objects.
             const plain = typeof args === "object" && args !== null && !("contextValue" in args) ? (args as Args) : undefined;
             const nodeId = typeof args === "object" && args !== null && "nodeId" in args ? (args as { nodeId?: string }).nodeId : undefined;
-            return await fn(plain ?? (nodeId ? { node_id: nodeId } : undefined));
+            // A Nodes-view item names its node by `nodeId`.
+            return await fn(nodeId && plain?.node_id === undefined ? { ...plain, node_id: nodeId } : plain);
           } catch (error) {
             void vscode.window.showErrorMessage(error instanceof Error ? error.message : String(error));
             return undefined;
@@ -209,6 +216,7 @@ export class Commands {
     add("remora.showDiff", (a) => this.showDiff(a));
     add("remora.cancelRun", (a) => this.cancelRun(a));
     add("remora.showNode", (a) => this.showNode(a));
+    add("remora.showHistory", (a) => this.showNode(a));
     add("remora.showEvents", () => this.showEvents());
     add("remora.restartServer", () => this.server.restart());
     context.subscriptions.push(
@@ -222,22 +230,4 @@ export class Commands {
       }),
     );
   }
-}
-
-export function renderCard(card: NodeCard): string {
-  const lines = [`# ${card.kind ?? "node"} \`${card.qualified_name ?? card.name ?? card.id}\``, "", `- id: \`${card.id}\``];
-  if (card.agent_status) lines.push(`- agent: ${card.agent_status}`);
-  if (card.uri) lines.push(`- file: ${card.uri}`);
-  const ids = proposalIds(card);
-  if (ids.length > 0) lines.push(`- pending proposals: ${ids.map((i) => `\`${i}\``).join(", ")}`);
-  for (const key of ["callers", "callees"]) {
-    const value = card[key];
-    if (Array.isArray(value) && value.length > 0) lines.push(`- ${key}: ${value.map((v) => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``).join(", ")}`);
-  }
-  const events = card.recent_events;
-  if (Array.isArray(events) && events.length > 0) {
-    lines.push("", "## Recent events", "");
-    for (const event of events) lines.push(`- ${typeof event === "object" && event !== null && "type" in event ? String((event as { type: unknown }).type) : JSON.stringify(event)}`);
-  }
-  return `${lines.join("\n")}\n`;
 }

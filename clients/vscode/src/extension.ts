@@ -2,21 +2,30 @@
  * Entry point: wires the modules together (server launch, settings, commands,
  * views, event stream). No logic lives here.
  */
-import type { LanguageClient } from "vscode-languageclient/node";
+import { State, type LanguageClient } from "vscode-languageclient/node";
 import { Batch, registerBatch } from "./batch";
 import { ServerManager } from "./client";
 import { Commands } from "./commands";
+import { CONVERSATION_VIEW, ConversationView } from "./conversation";
 import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
+import { RUNS_VIEW, RunsView } from "./runsView";
+import { SessionTally } from "./sessionTally";
 import { RESTART_SETTINGS } from "./settings";
-import { NodeTreeProvider, StatusItem } from "./views";
+import { StatusItem } from "./statusBar";
+import { NodeTreeProvider } from "./views";
 import { vscode } from "./vscodeapi";
 
 const RESTART_DEBOUNCE_MS = 500;
+const PROPOSAL_EVENTS = new Set(["rewrite_proposed", "rewrite_applied", "rewrite_rejected", "rewrite_stale"]);
 
 /** What activate() returns: for other extensions and the end-to-end tests. */
 export interface RemoraApi {
   server: ServerManager;
   tree: NodeTreeProvider;
+  conversation: ConversationView;
+  runsView: RunsView;
+  status: StatusItem;
+  tally: SessionTally;
   /** The latest remora/event notifications received (at most 500). */
   events: RemoraEvent[];
   /** Proposals view, graphs, checkpoints, blame. */
@@ -30,21 +39,54 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   const events = vscode.window.createOutputChannel("Remora Events");
   const server = new ServerManager(output);
   const runs = new RunTracker();
+  const tally = new SessionTally();
   const commands = new Commands(server, runs, events);
   const tree = new NodeTreeProvider(server);
-  const status = new StatusItem();
+  const conversation = new ConversationView(server);
+  const runsView = new RunsView(server, tally);
+  const status = new StatusItem(tally);
+  commands.conversation = conversation;
   const received: RemoraEvent[] = [];
-  context.subscriptions.push(output, events, server, status);
+  context.subscriptions.push(output, events, server, status, conversation, runsView);
   commands.register(context);
   const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
+  context.subscriptions.push(vscode.window.registerTreeDataProvider(RUNS_VIEW, runsView));
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(CONVERSATION_VIEW, conversation, { webviewOptions: { retainContextWhenHidden: true } }),
+  );
   context.subscriptions.push(vscode.commands.registerCommand("remora.refreshNodes", () => tree.refresh()));
+  const guarded = (fn: (arg?: never) => Promise<unknown>) => async (arg?: never) => {
+    try {
+      return await fn(arg);
+    } catch (error) {
+      void vscode.window.showErrorMessage(error instanceof Error ? error.message : String(error));
+      return undefined;
+    }
+  };
+  context.subscriptions.push(
+    vscode.commands.registerCommand("remora.runs.refresh", guarded(() => runsView.refresh())),
+    vscode.commands.registerCommand("remora.runs.cancel", guarded((arg) => runsView.cancel(arg))),
+    vscode.commands.registerCommand("remora.runs.answer", guarded((arg) => runsView.answer(arg))),
+  );
+
+  let pending = 0;
+  const showStatus = (): void => status.update(runs.inFlight().length, pending);
+  const countPending = async (): Promise<void> => {
+    try {
+      const listed = await server.client?.sendRequest("workspace/executeCommand", { command: "remora.proposals.list", arguments: [{ status: "pending" }] });
+      pending = Array.isArray(listed) ? listed.length : 0;
+    } catch {
+      // Mid-restart: the next proposal event counts again.
+    }
+    showStatus();
+  };
 
   let refreshTimer: NodeJS.Timeout | undefined;
   const refreshSoon = (): void => {
     if (refreshTimer) clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
-      void tree.refresh().then(() => status.update(runs.inFlight().length, tree.pendingCount()));
+      void tree.refresh().then(showStatus);
     }, 200);
   };
 
@@ -55,8 +97,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       received.push(event);
       if (received.length > 500) received.shift();
       runs.update(event);
+      tally.update(event);
+      conversation.onEvent(event);
+      runsView.onEvent(event);
       batch.onEvent(event);
-      status.update(runs.inFlight().length, tree.pendingCount());
+      if (PROPOSAL_EVENTS.has(event.type)) void countPending();
+      showStatus();
       refreshSoon();
     });
     client.onRequest("remora/askUser", async (params: { question_id?: string; question?: string; options?: string[] }) => {
@@ -65,6 +111,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
         ? await vscode.window.showQuickPick(params.options, { placeHolder: question, ignoreFocusOut: true })
         : await vscode.window.showInputBox({ prompt: `Remora: ${question}`, ignoreFocusOut: true });
       return { answer: answer ?? null };
+    });
+    client.onDidChangeState((change) => {
+      if (change.newState !== State.Running) return;
+      // A (re)started server: runs of the old one ended with it; read everything back.
+      runs.clear();
+      conversation.onServerStarted();
+      void runsView.refresh();
+      void countPending();
     });
     refreshSoon();
   });
@@ -81,7 +135,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart()),
   );
   await server.start();
-  return { server, tree, events: received, batch, activatedInMs: Date.now() - started };
+  return { server, tree, conversation, runsView, status, tally, events: received, batch, activatedInMs: Date.now() - started };
 }
 
 export function deactivate(): Promise<void> | undefined {

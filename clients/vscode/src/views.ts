@@ -1,9 +1,8 @@
 /**
- * The Remora activity-bar tree (the open file's nodes, from the server's outline)
- * and the status-bar item (runs in flight, pending proposals).
+ * The Remora activity-bar tree: the open file's nodes, from the server's outline
+ * (the status-bar item is `statusBar.ts`).
  */
 import type { ServerManager } from "./client";
-import { statusText } from "./eventFormat";
 import { NodeItem, SymbolLike, buildTree, describeItem } from "./nodeTree";
 import { vscode } from "./vscodeapi";
 
@@ -81,24 +80,5 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<NodeItem> {
       };
     }
     return item;
-  }
-}
-
-export class StatusItem implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
-
-  constructor() {
-    this.item.command = "remora.showEvents";
-    this.item.tooltip = "Remora: runs in flight · pending proposals (click: events)";
-    this.update(0, 0);
-    this.item.show();
-  }
-
-  update(runs: number, pending: number): void {
-    this.item.text = statusText(runs, pending);
-  }
-
-  dispose(): void {
-    this.item.dispose();
   }
 }

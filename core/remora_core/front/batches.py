@@ -82,7 +82,8 @@ class Checkpoints:
         self._startup = startup
 
     async def _kept(self, what: str) -> Snapshots:
-        parts = await self._startup.parts()
+        # A checkpoint records the files' hashes: it waits for the first index.
+        parts = await self._startup.indexed_parts()
         self._startup.ensure_owner(what)
         if not parts.keeps_checkpoints:
             raise InvalidArguments(

@@ -56,6 +56,18 @@ class Startup:
             )
         return self._parts
 
+    async def indexed_parts(self) -> ProjectParts:
+        """The parts, once the workspace is indexed: what a snapshot of the
+        project files' hashes needs (one taken earlier recorded none).
+        """
+        parts = await self.parts()
+        if not await self._index.until(self._index.indexed):
+            raise ProjectClosed(
+                f"Remora: the project {self.name} closed (shutdown or restart) "
+                "before it finished indexing; ask again"
+            )
+        return parts
+
     @property
     def name(self) -> str:
         """The project's name for messages."""

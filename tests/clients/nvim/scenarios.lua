@@ -501,4 +501,324 @@ function S.help(t)
   t.observe('panel_options', vim.tbl_keys(require('remora.config').defaults.panel))
 end
 
+-- ---- the whole engine: graphs, proposals, blame, checkpoints (issue 26) ---------------
+
+--- The quickfix list as shown: its title, each item's file, line and text,
+--- and the lines of the quickfix window (nil when it is not open).
+local function quickfix()
+  local info = vim.fn.getqflist({ title = 0, items = 0 })
+  local items = {}
+  for _, item in ipairs(info.items) do
+    table.insert(items, {
+      file = vim.fn.fnamemodify(api.nvim_buf_get_name(item.bufnr), ':t'),
+      lnum = item.lnum,
+      text = item.text,
+    })
+  end
+  local window
+  for _, win in ipairs(api.nvim_list_wins()) do
+    local buf = api.nvim_win_get_buf(win)
+    if vim.bo[buf].buftype == 'quickfix' then
+      window = api.nvim_buf_get_lines(buf, 0, -1, false)
+    end
+  end
+  return { title = info.title, items = items, window = window }
+end
+
+--- The quickfix window (focused).
+local function focus_quickfix()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if vim.bo[api.nvim_win_get_buf(win)].buftype == 'quickfix' then
+      api.nvim_set_current_win(win)
+      return win
+    end
+  end
+  error('no quickfix window', 0)
+end
+
+--- The blame marks of `buf`: { row (1-based), sign, text }.
+local function blame_marks(buf)
+  local ns = api.nvim_create_namespace('remora_blame')
+  local marks = {}
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local details = mark[4]
+    local text = {}
+    for _, chunk in ipairs(details.virt_text or {}) do
+      table.insert(text, chunk[1])
+    end
+    table.insert(marks, { row = mark[2] + 1, sign = vim.trim(details.sign_text or ''), text = table.concat(text) })
+  end
+  return marks
+end
+
+--- Whether a notification containing `needle` was shown; returns it.
+local function notified(t, needle)
+  for _, n in ipairs(t.result.notifications) do
+    if n.message:find(needle, 1, true) then
+      return n.message
+    end
+  end
+  return nil
+end
+
+--- :RemoraGraph run (picked with vim.ui.select) → progress, the end
+--- announced, :RemoraGraph status; :RemoraProposals in the quickfix list,
+--- :RemoraReject and :RemoraAccept from its entries, accept-all for the rest;
+--- :RemoraHistory of an accepted node; :RemoraBlame on, line, off; tokens.
+function S.graph(t)
+  stub_select(t, function(_, shown)
+    for i, item in ipairs(shown) do
+      if item:find('^doc%-inventory') then
+        return i
+      end
+    end
+  end)
+  local buf = t.open('inventory/stock.py')
+  local source = api.nvim_get_current_win()
+  vim.cmd('RemoraGraph run')
+  local statuslines = {}
+  t.wait('the graph to complete', function()
+    local line = require('remora').statusline()
+    if line:find('doc-inventory', 1, true) and not vim.list_contains(statuslines, line) then
+      table.insert(statuslines, line)
+    end
+    return #t.events('graph_completed') > 0
+  end, RUN_MS)
+  t.observe('statuslines', statuslines)
+  t.observe('completed_note', t.wait('the end announced', function()
+    return notified(t, 'Remora: graph doc-inventory (gr_')
+  end, RUN_MS))
+  t.observe('started_note', notified(t, 'started graph doc-inventory'))
+
+  vim.cmd('RemoraGraph status')
+  t.observe('status', t.wait('the status buffer', function()
+    local lines = t.window_lines('^remora://graph/gr_')
+    return lines and has(lines, 'step docs') and has(lines, 'pr_') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+
+  vim.cmd('RemoraProposals')
+  t.observe('quickfix', t.wait('four proposals in the quickfix list', function()
+    local qf = quickfix()
+    return #qf.items == 4 and qf.window and qf
+  end, RUN_MS))
+
+  -- The diff of `mean`'s entry.
+  focus_quickfix()
+  t.cursor_to(' mean · ')
+  vim.cmd('RemoraDiff')
+  t.observe('diff', t.wait('the diff window', function()
+    return t.window_lines('^remora://diff/pr_')
+  end, RUN_MS))
+  vim.cmd('close')
+
+  -- Reject `total` from its entry, with feedback.
+  focus_quickfix()
+  t.cursor_to(' total · ')
+  vim.cmd('RemoraReject keep it as it was')
+  t.wait('rewrite_rejected', function()
+    return #t.events('rewrite_rejected') > 0
+  end, RUN_MS)
+  t.wait('the retry to end', function()
+    return #t.events('agent_completed', { agent_id = t.events('rewrite_rejected')[1].node_id }) >= 3
+  end, RUN_MS)
+  t.observe('after_reject', t.wait('three entries left', function()
+    local qf = quickfix()
+    return #qf.items == 3 and qf
+  end, RUN_MS))
+
+  -- Accept `count` from its entry.
+  focus_quickfix()
+  t.cursor_to(' count · ')
+  vim.cmd('RemoraAccept')
+  t.wait('rewrite_applied', function()
+    return #t.events('rewrite_applied') == 1
+  end, RUN_MS)
+  t.observe('after_accept', t.wait('two entries left', function()
+    local qf = quickfix()
+    return #qf.items == 2 and qf
+  end, RUN_MS))
+
+  -- The graph run's other two together.
+  vim.cmd('RemoraProposals accept-all')
+  t.observe('accept_all_note', t.wait('the result of accept-all', function()
+    return notified(t, 'accepted graph doc-inventory')
+  end, RUN_MS))
+  t.wait('three applied', function()
+    return #t.events('rewrite_applied') == 3
+  end, RUN_MS)
+  t.observe('after_all', t.wait('an empty list', function()
+    local qf = quickfix()
+    return #qf.items == 0 and qf
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+
+  -- The conversation of `count`: the graph's steps, its proposals, accepted.
+  api.nvim_set_current_win(source)
+  t.cursor_to('def count')
+  vim.cmd('RemoraHistory')
+  t.observe('history', t.wait('the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, '· accepted') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+
+  -- Blame: who wrote which line.
+  vim.cmd('RemoraBlame')
+  t.observe('blame', t.wait('the blame marks', function()
+    local marks = blame_marks(buf)
+    return #marks >= 6 and marks
+  end, RUN_MS))
+  t.cursor_to('def count(x: list)')
+  vim.cmd('RemoraBlame line')
+  t.observe('blame_float', t.wait('the blame float', function()
+    local lines = float_lines()
+    return lines and has(lines, 'Written by') and lines
+  end, RUN_MS))
+  -- An edited line no longer counts.
+  api.nvim_set_current_win(source)
+  t.cursor_to('Documented.')
+  vim.cmd('normal! A # edited')
+  vim.cmd('doautocmd TextChanged')
+  t.observe('blame_edited', t.wait('the edited line to lose its mark', function()
+    local marks = blame_marks(buf)
+    for _, mark in ipairs(marks) do
+      if mark.row == api.nvim_win_get_cursor(0)[1] then
+        return false
+      end
+    end
+    return #marks > 0 and marks
+  end, RUN_MS))
+  vim.cmd('RemoraBlame')
+  t.observe('blame_hidden', blame_marks(buf))
+
+  t.observe('statusline', require('remora').statusline())
+  t.observe('tokens', require('remora').tokens())
+end
+
+--- :RemoraGraph run NAME, then :RemoraGraph cancel while a step is slow.
+function S.graph_cancel(t)
+  t.open('inventory/stock.py')
+  vim.cmd('RemoraGraph run doc-inventory')
+  t.wait('the model to be asked', function()
+    return #t.events('model_request') > 0
+  end, RUN_MS)
+  vim.cmd('RemoraGraph cancel')
+  t.wait('graph_completed', function()
+    return #t.events('graph_completed') > 0
+  end, RUN_MS)
+  t.observe('cancel_note', notified(t, 'cancelling graph run gr_'))
+  t.observe('completed_note', t.wait('the end announced', function()
+    return notified(t, 'Remora: graph doc-inventory (gr_')
+  end, RUN_MS))
+  vim.cmd('RemoraGraph status')
+  t.observe('status', t.wait('the status buffer', function()
+    local lines = t.window_lines('^remora://graph/gr_')
+    return lines and lines[1]:find('cancelled', 1, true) and lines
+  end, RUN_MS))
+end
+
+--- :RemoraCheckpoint create / list / restore (declined, then confirmed).
+function S.checkpoint(t)
+  local answers = { 'before-edit', 'Cancel', 'before-edit', 'Restore' }
+  stub_select(t, function(_, shown)
+    local want = table.remove(answers, 1)
+    for i, item in ipairs(shown) do
+      if item:find(want, 1, true) then
+        return i
+      end
+    end
+  end)
+  local buf = t.open('pkg/service.py')
+  -- Indexed first: a checkpoint records the files' hashes the index knows.
+  lens(t, t.cursor_to('def order'), 'remora ·', buf)
+  vim.cmd('RemoraCheckpoint create before-edit')
+  t.observe('created_note', t.wait('the checkpoint', function()
+    return #t.events('checkpoint_created') > 0 and notified(t, 'checkpoint cp_')
+  end, RUN_MS))
+  t.cursor_to('return order("b", 2)')
+  vim.cmd('normal! A + 1')
+  vim.cmd('write')
+  vim.cmd('RemoraCheckpoint list')
+  t.observe('list', t.wait('the list', function()
+    local lines = t.window_lines('^remora://checkpoints$')
+    return lines and has(lines, 'before-edit') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  vim.cmd('RemoraCheckpoint restore')
+  t.observe('declined_note', t.wait('the declined restore', function()
+    return notified(t, 'checkpoint not restored')
+  end, RUN_MS))
+  vim.cmd('RemoraCheckpoint restore')
+  t.observe('restored_note', t.wait('the restore', function()
+    return #t.events('checkpoint_restored') > 0 and notified(t, 'restored cp_')
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+end
+
+--- :RemoraHistory and the panel show the whole conversation: a question and
+--- its answer, an answer, a failure, a cancelled run.
+function S.history_outcomes(t)
+  stub_input(t, function(prompt)
+    return prompt:find('Which colour?', 1, true) and 'blue' or nil
+  end)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def helper')
+  vim.cmd('RemoraPanel')
+  t.wait('the panel to show helper', function()
+    return t.panel_title() == 'Service.helper'
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Pick a colour')
+  t.wait('the answer', function()
+    return #t.events('agent_completed') == 1
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Now break')
+  t.wait('the failure', function()
+    return #t.events('agent_failed') == 1
+  end, RUN_MS)
+  vim.cmd('RemoraAsk Take your time')
+  t.wait('the slow request', function()
+    return #t.events('model_request') >= 4
+  end, RUN_MS)
+  vim.cmd('RemoraCancel')
+  t.wait('the cancel', function()
+    return #t.events('agent_cancelled') == 1
+  end, RUN_MS)
+  t.observe('panel', t.wait('the panel to show the cancelled run', function()
+    return t.panel_has('Service.helper · cancelled') and t.panel()
+  end, RUN_MS))
+  api.nvim_set_current_win(source)
+  vim.cmd('RemoraHistory')
+  t.observe('history', t.wait('the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, 'Service.helper · cancelled') and lines
+  end, RUN_MS))
+end
+
+--- A proposal in :RemoraHistory, pending with its checks, accepted from there.
+function S.history_accept(t)
+  local buf = t.open('pkg/service.py')
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Docstring please')
+  t.wait('the proposal and the end of the run', function()
+    return #t.events('rewrite_proposed') > 0 and #t.events('agent_completed') > 0
+  end, RUN_MS)
+  vim.cmd('RemoraHistory')
+  t.observe('pending', t.wait('the pending proposal in the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, ' · pending · ') and lines
+  end, RUN_MS))
+  local _, win = t.window_lines('^remora://history/rm_')
+  api.nvim_set_current_win(win)
+  vim.cmd('RemoraAccept')
+  t.observe('accepted', t.wait('the conversation to follow the accept', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, ' · accepted') and has(lines, 'you · accepted') and lines
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+end
+
 return S

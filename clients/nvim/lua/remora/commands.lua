@@ -1,7 +1,11 @@
 --- The user commands: :RemoraAsk, :RemoraAccept, :RemoraReject, :RemoraDiff,
---- :RemoraPanel, :RemoraCancel, :RemoraEvents, :RemoraHistory, :RemoraRuns. Each acts on the node under the
---- cursor (asked with `remora.node.at`), or on the panel's node when the
---- cursor is in the panel.
+--- :RemoraPanel, :RemoraCancel, :RemoraEvents, :RemoraHistory, :RemoraRuns
+--- act on the node under the cursor (asked with `remora.node.at`), on the
+--- panel's node when the cursor is in the panel, on a conversation's node in
+--- its buffer, and (accept, reject, diff) on the proposal under the cursor in
+--- Remora's quickfix list. :RemoraProposals, :RemoraGraph, :RemoraCheckpoint
+--- and :RemoraBlame are the project's (proposals.lua, graph.lua,
+--- checkpoints.lua, blame.lua).
 local M = {}
 
 local api = vim.api
@@ -33,6 +37,15 @@ function M.with_node(callback, opts)
       warn('the panel shows no node')
     end
     return
+  end
+  local shown, owner = require('remora.history').current(bufnr)
+  if shown and owner then
+    -- A conversation's node, as it stands now (its proposals change).
+    return server().execute(owner, 'remora.node.get', { node_id = shown.id }, function(card)
+      if card then
+        callback(card, owner, nil)
+      end
+    end)
   end
   local client = server().client(bufnr)
   if not client then
@@ -326,12 +339,20 @@ end
 
 --- :RemoraAccept
 function M.accept()
+  local entry = require('remora.proposals').under_cursor()
+  if entry then
+    return require('remora.proposals').accept(entry)
+  end
   M.with_node(M.accept_node)
 end
 
 --- :RemoraReject [feedback]
 --- @param feedback string?
 function M.reject(feedback)
+  local entry = require('remora.proposals').under_cursor()
+  if entry then
+    return require('remora.proposals').reject(entry, feedback)
+  end
   M.with_node(function(card, client)
     M.reject_node(card, client, feedback)
   end)
@@ -339,6 +360,10 @@ end
 
 --- :RemoraDiff
 function M.diff()
+  local entry = require('remora.proposals').under_cursor()
+  if entry then
+    return require('remora.proposals').diff(entry)
+  end
   M.with_node(M.diff_node)
 end
 
@@ -422,6 +447,62 @@ function M.create()
   command('RemoraRuns', function()
     require('remora.runs').open()
   end, { nargs = 0, desc = 'Remora: runs queued, in flight and recent (c cancels, <CR> goes to the node)' })
+  command('RemoraProposals', function(args)
+    local proposals = require('remora.proposals')
+    if args.fargs[1] == nil then
+      return proposals.open()
+    elseif args.fargs[1] == 'accept-all' and #args.fargs <= 2 then
+      return proposals.accept_all(args.fargs[2])
+    end
+    warn('RemoraProposals takes nothing, or accept-all [gr_…]')
+  end, {
+    nargs = '*',
+    complete = function(_, line)
+      return line:match('^%S+%s+%S*$') and { 'accept-all' } or {}
+    end,
+    desc = "Remora: every pending proposal in the quickfix list; accept-all [gr_…]: a graph run's together",
+  })
+  command('RemoraGraph', function(args)
+    if #args.fargs == 0 or #args.fargs > 2 then
+      return warn('RemoraGraph takes run [name], status [gr_…] or cancel [gr_…]')
+    end
+    require('remora.graph').command(args.fargs[1], args.fargs[2])
+  end, {
+    nargs = '+',
+    complete = function(_, line)
+      local words = vim.split(vim.trim(line), '%s+')
+      local ended = line:match('%s$') ~= nil
+      if #words == 1 or (#words == 2 and not ended) then
+        return { 'run', 'status', 'cancel' }
+      elseif words[2] == 'run' then
+        return require('remora.graph').known_graphs
+      end
+      return {}
+    end,
+    desc = 'Remora: run a batch graph, see its status, cancel it',
+  })
+  command('RemoraCheckpoint', function(args)
+    local sub, rest = args.args:match('^(%S+)%s*(.-)%s*$')
+    if not sub then
+      return warn('RemoraCheckpoint takes create [label], list or restore [cp_…]')
+    end
+    require('remora.checkpoints').command(sub, rest ~= '' and rest or nil)
+  end, {
+    nargs = '+',
+    complete = function(_, line)
+      return line:match('^%S+%s+%S*$') and { 'create', 'list', 'restore' } or {}
+    end,
+    desc = "Remora: take, list and restore checkpoints of the agents' state",
+  })
+  command('RemoraBlame', function(args)
+    require('remora.blame').command(args.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'toggle', 'on', 'off', 'line' }
+    end,
+    desc = 'Remora: mark the lines agents wrote (again: hide); line: who wrote this line',
+  })
 end
 
 return M

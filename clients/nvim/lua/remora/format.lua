@@ -121,6 +121,36 @@ local DETAILS = {
   limit_reached = function(e)
     return field(e, 'limit') .. ': ' .. field(e, 'reason')
   end,
+  topology_changed = function(e)
+    local function count(key)
+      return type(e[key]) == 'table' and #e[key] or 0
+    end
+    return string.format('%s +%d -%d', field(e, 'path'), count('added'), count('removed'))
+  end,
+  agent_started = function(e)
+    return field(e, 'run_id')
+  end,
+  run_interrupted = function(e)
+    return field(e, 'run_id') .. ' (the server stopped during it)'
+  end,
+  proposal_checked = function(e)
+    return field(e, 'proposal_id') .. ' ' .. M.checks({ type(e.check) == 'table' and e.check or nil })
+  end,
+  checkpoint_created = function(e)
+    return field(e, 'checkpoint_id')
+  end,
+  checkpoint_restored = function(e)
+    return field(e, 'checkpoint_id')
+  end,
+  graph_started = function(e)
+    return string.format('%s %s (%s nodes)', field(e, 'graph_run_id'), field(e, 'name'), field(e, 'node_count'))
+  end,
+  graph_step_finished = function(e)
+    return string.format('%s %s %s %s', field(e, 'graph_run_id'), field(e, 'step'), field(e, 'outcome'), field(e, 'proposal_id'))
+  end,
+  graph_completed = function(e)
+    return field(e, 'graph_run_id') .. ' ' .. field(e, 'outcome')
+  end,
 }
 
 --- One line for an event: "HH:MM:SS type detail".
@@ -131,6 +161,37 @@ function M.event(e)
   local time = tonumber(e.timestamp) and os.date('%H:%M:%S', math.floor(e.timestamp)) or '--:--:--'
   local detail = DETAILS[e.type] and DETAILS[e.type](e) or ''
   return M.one_line(string.format('%s %-18s %s', time, e.type or '?', detail))
+end
+
+--- "2026-11-27 08:10" of a timestamp (seconds), or '?'.
+--- @param timestamp any
+--- @return string
+function M.when(timestamp)
+  return tonumber(timestamp) and os.date('%Y-%m-%d %H:%M', math.floor(timestamp)) or '?'
+end
+
+local CHECK_MARKS = { passed = '✓', failed = '✗', running = '…' }
+
+--- What was checked of a proposal, on one line: "docstring-only ✓ (code
+--- unchanged except docstrings), tests … running"; '' when nothing was.
+--- @param checks table[]? {name, ok, detail, status}
+--- @return string
+function M.checks(checks)
+  if type(checks) ~= 'table' or #checks == 0 then
+    return ''
+  end
+  local parts = {}
+  for _, check in ipairs(checks) do
+    local status = type(check.status) == 'string' and check.status ~= '' and check.status
+      or (check.ok == true and 'passed' or check.ok == false and 'failed' or 'not_checked')
+    local text = tostring(check.name or '?') .. ' ' .. (CHECK_MARKS[status] or status:gsub('_', ' '))
+    local detail = check.detail ~= vim.NIL and check.detail or ''
+    if detail ~= '' then
+      text = text .. ' (' .. M.one_line(detail, 60) .. ')'
+    end
+    table.insert(parts, text)
+  end
+  return table.concat(parts, ', ')
 end
 
 --- The newest pending proposal of a card (or nil).
@@ -156,6 +217,11 @@ function M.proposal(proposal, lines, highlights)
   local reasoning = proposal.reasoning
   if type(reasoning) == 'string' and reasoning ~= '' then
     table.insert(lines, '  ' .. M.one_line(reasoning))
+    table.insert(highlights, { #lines - 1, 'Comment' })
+  end
+  local checks = M.checks(proposal.checks)
+  if checks ~= '' then
+    table.insert(lines, '  checks: ' .. checks)
     table.insert(highlights, { #lines - 1, 'Comment' })
   end
   for _, line in ipairs(vim.split(proposal.diff or '', '\n', { plain = true, trimempty = true })) do
@@ -191,7 +257,8 @@ local KIND_TITLES = {
   cancelled = 'cancelled',
   interrupted = 'interrupted',
   question = 'asks you',
-  answer_given = 'you answered',
+  answer_given = 'answered',
+  timed_out = 'no answer in time',
   proposal = 'proposes',
   accepted = 'accepted',
   rejected = 'rejected',
@@ -215,6 +282,11 @@ function M.entry_header(entry, me)
     who = me
   end
   local what = KIND_TITLES[entry.kind] or tostring(entry.kind)
+  if entry.kind == 'answer_given' and entry.outcome == 'timed_out' then
+    what = KIND_TITLES.timed_out
+  elseif entry.kind == 'answer_given' and entry.outcome == 'cancelled' then
+    what = 'question withdrawn'
+  end
   local run = type(entry.run_id) == 'string' and (' · ' .. entry.run_id) or ''
   return string.format('%s %s · %s%s', time, who, what, run)
 end
@@ -222,12 +294,40 @@ end
 --- The text lines of a conversation entry, whole (options listed after a question).
 --- @param entry table
 --- @return string[]
-function M.entry_text(entry)
+--- @param proposal? table the proposal of a `proposal` entry as it stands
+--- now ({status, checks}), when known
+function M.entry_text(entry, proposal)
   local lines = vim.split(tostring(entry.text or ''), '\n', { plain = true })
   if type(entry.options) == 'table' and #entry.options > 0 then
     table.insert(lines, 'options: ' .. table.concat(entry.options, ' | '))
   end
+  if entry.kind == 'proposal' and type(entry.proposal_id) == 'string' then
+    local status = proposal and proposal.status or nil
+    local line = entry.proposal_id .. (status and (' · ' .. status) or '')
+    local checks = proposal and M.checks(proposal.checks) or ''
+    if checks ~= '' then
+      line = line .. ' · checks: ' .. checks
+    end
+    if status == 'pending' then
+      line = line .. ' · :RemoraAccept :RemoraReject :RemoraDiff'
+    end
+    table.insert(lines, 1, line) -- first: the panel shows a diff's first lines only
+
+  end
   return lines
+end
+
+--- The proposal `proposal_id` among a card's proposals (or nil).
+--- @param card table
+--- @param proposal_id any
+--- @return table?
+function M.proposal_of(card, proposal_id)
+  for _, proposal in ipairs(type(card.proposals) == 'table' and card.proposals or {}) do
+    if proposal.id == proposal_id then
+      return proposal
+    end
+  end
+  return nil
 end
 
 --- One line for a run of remora.runs.list.
@@ -301,7 +401,7 @@ function M.card(card, opts)
     for i = first, #entries do
       local entry = entries[i]
       add('  ' .. M.entry_header(entry, me), 'Comment')
-      local text = M.entry_text(entry)
+      local text = M.entry_text(entry, M.proposal_of(card, entry.proposal_id))
       for j, line in ipairs(text) do
         if j > 4 then
           add(string.format('    … (%d lines: :RemoraHistory)', #text))

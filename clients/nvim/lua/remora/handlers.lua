@@ -34,6 +34,13 @@ function M.learn(card)
   end
 end
 
+--- Whether the name of `agent_id` is known.
+--- @param agent_id string
+--- @return boolean
+function M.known(agent_id)
+  return names[agent_id] ~= nil
+end
+
 --- The name of an agent for messages.
 --- @param agent_id string?
 --- @return string
@@ -98,9 +105,13 @@ function M.event(_, event, ctx)
     end
   end
   announce(event)
+  require('remora.tokens').on_event(event)
   require('remora.panel').on_event(event, ctx.client_id)
   require('remora.history').on_event(event)
   require('remora.runs').on_event(event)
+  require('remora.graph').on_event(event, ctx.client_id)
+  require('remora.proposals').on_event(event)
+  require('remora.blame').on_event(event)
   vim.api.nvim_exec_autocmds('User', { pattern = 'RemoraEvent', modeline = false, data = event })
 end
 

@@ -2,7 +2,9 @@
 --- (`remora://history/<node id>`), oldest first, texts in full: what you
 --- asked, what the agent answered, the questions it asked you and your
 --- answers, what it asked other agents and what they answered, its proposals
---- and what became of them. While the buffer is shown it follows new
+--- and what became of them (its status now and what was checked; a pending
+--- one is accepted or rejected from there with :RemoraAccept / :RemoraReject,
+--- which act on the conversation's node). While the buffer is shown it follows new
 --- messages (`remora/event`), keeping the cursor at the end if it was there.
 local M = {}
 
@@ -24,14 +26,19 @@ local FOLLOWED = {
   rewrite_applied = true,
   rewrite_rejected = true,
   rewrite_stale = true,
+  proposal_checked = true,
 }
+
+--- Proposals whose status and checks are fetched for a conversation (the latest).
+local MAX_PROPOSALS = 30
 
 --- The buffer lines of a conversation.
 --- @param card table
 --- @param entries table[]
+--- @param proposals? table<string, table> proposal id → {status, checks} now
 --- @return string[] lines
 --- @return integer[] header rows (0-based)
-function M.lines(card, entries)
+function M.lines(card, entries, proposals)
   local format = require('remora.format')
   local me = card.qualified_name or card.id
   local lines = { string.format('# %s (%s): conversation, oldest first', me, card.id) }
@@ -43,17 +50,17 @@ function M.lines(card, entries)
     table.insert(lines, '')
     table.insert(lines, '── ' .. format.entry_header(entry, me))
     table.insert(headers, #lines - 1)
-    vim.list_extend(lines, format.entry_text(entry))
+    vim.list_extend(lines, format.entry_text(entry, (proposals or {})[entry.proposal_id or '']))
   end
   return lines, headers
 end
 
-local function render(node_id, entries)
+local function render(node_id, entries, proposals)
   local view = open[node_id]
   if not view or not api.nvim_buf_is_valid(view.buf) then
     return
   end
-  local lines, headers = M.lines(view.card, entries or {})
+  local lines, headers = M.lines(view.card, entries or {}, proposals)
   local buf = view.buf
   local wins = vim.fn.win_findbuf(buf)
   local at_end = {}
@@ -87,11 +94,58 @@ function M.refresh(node_id)
   view.generation = view.generation + 1
   local generation = view.generation
   local limit = require('remora.config').options.history_limit
-  require('remora.server').execute(client, 'remora.agent.history', { node_id = node_id, limit = limit }, function(entries)
-    if open[node_id] and open[node_id].generation == generation then
-      render(node_id, entries)
+  local server = require('remora.server')
+  server.execute(client, 'remora.agent.history', { node_id = node_id, limit = limit }, function(entries)
+    if not open[node_id] or open[node_id].generation ~= generation then
+      return
+    end
+    entries = entries or {}
+    -- Each proposal's status and checks as they stand now (checks finish
+    -- after the proposal is made).
+    local ids = {}
+    for i = #entries, 1, -1 do
+      local id = entries[i].kind == 'proposal' and entries[i].proposal_id
+      if type(id) == 'string' and not vim.list_contains(ids, id) and #ids < MAX_PROPOSALS then
+        table.insert(ids, id)
+      end
+    end
+    local proposals, waiting = {}, #ids
+    local function done()
+      if open[node_id] and open[node_id].generation == generation then
+        render(node_id, entries, proposals)
+      end
+    end
+    if waiting == 0 then
+      return done()
+    end
+    for _, id in ipairs(ids) do
+      local function got(diff)
+        if type(diff) == 'table' then
+          proposals[id] = { status = diff.status, checks = diff.checks }
+        end
+        waiting = waiting - 1
+        if waiting == 0 then
+          done()
+        end
+      end
+      server.execute(client, 'remora.proposal.diff', { proposal_id = id }, got, function()
+        got(nil)
+      end)
     end
   end)
+end
+
+--- The node of the conversation shown in `bufnr` (nil: not a conversation).
+--- @param bufnr integer
+--- @return table? card
+--- @return vim.lsp.Client? client
+function M.current(bufnr)
+  for _, view in pairs(open) do
+    if view.buf == bufnr then
+      return view.card, vim.lsp.get_client_by_id(view.client_id)
+    end
+  end
+  return nil, nil
 end
 
 --- Open (or bring back) the conversation of the node of `card`.

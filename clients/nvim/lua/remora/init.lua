@@ -54,6 +54,8 @@ local function highlights()
     RemoraHistoryHeader = 'Comment',
     RemoraRunActive = 'DiagnosticInfo',
     RemoraRunFailed = 'DiagnosticError',
+    RemoraBlame = 'Comment',
+    RemoraBlameSign = 'DiagnosticHint',
   }
   for group, link in pairs(links) do
     api.nvim_set_hl(0, group, { link = link, default = true })
@@ -175,7 +177,8 @@ function M.attach(_client, bufnr)
   panel.follow_soon()
 end
 
---- A statusline component: Remora's work under way ('' when idle), e.g.
+--- A statusline component: Remora's work under way and the session's
+--- model tokens ('' when idle before any model answer), e.g.
 --- `vim.o.statusline = "%f %=%{v:lua.require'remora'.statusline()}"`.
 --- @return string
 function M.statusline()
@@ -217,6 +220,26 @@ end
 --- :RemoraPanel
 M.panel = function()
   require('remora.panel').toggle()
+end
+--- :RemoraProposals
+M.proposals = function()
+  require('remora.proposals').open()
+end
+--- :RemoraGraph run|status|cancel [arg]
+M.graph = function(sub, arg)
+  require('remora.graph').command(sub, arg)
+end
+--- :RemoraCheckpoint create|list|restore [arg]
+M.checkpoint = function(sub, arg)
+  require('remora.checkpoints').command(sub, arg)
+end
+--- :RemoraBlame [toggle|on|off|line]
+M.blame = function(sub)
+  require('remora.blame').command(sub or '')
+end
+--- The model tokens reported this session: { input, output, total }.
+M.tokens = function()
+  return require('remora.tokens').totals()
 end
 
 return M

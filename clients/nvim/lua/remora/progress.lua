@@ -81,19 +81,29 @@ function M.active(client_id)
 end
 
 --- A statusline component: "Remora: Service.helper thinking…" for each
---- piece of work under way, '' when Remora is idle.
+--- piece of work under way, then the session's tokens ("| 45 tokens"); ''
+--- when Remora is idle and no model answered yet.
 --- @return string
 function M.statusline()
   local parts = {}
   for _, p in ipairs(M.active()) do
     local text = p.title or 'Remora'
-    if p.message and p.message ~= '' then
-      text = text .. ' ' .. p.message
+    local message = p.message
+    local name = text:match('^Remora: (.+)$')
+    if message and name and message:sub(1, #name + 1) == name .. ' ' then
+      message = message:sub(#name + 2) -- a graph run's "doc-inventory 3/8": its name once
+    end
+    if message and message ~= '' then
+      text = text .. ' ' .. message
     end
     if p.percentage then
       text = text .. string.format(' (%d%%)', p.percentage)
     end
     table.insert(parts, text)
+  end
+  local tokens = require('remora.tokens').statusline()
+  if tokens ~= '' then
+    table.insert(parts, #parts == 0 and ('Remora: ' .. tokens) or tokens)
   end
   return table.concat(parts, ' | ')
 end

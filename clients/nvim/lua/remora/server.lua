@@ -25,6 +25,74 @@ function M.clients()
   return vim.lsp.get_clients({ name = M.NAME })
 end
 
+--- The Remora client for a project-wide command (graphs, checkpoints,
+--- proposals): the current buffer's, else the only one running, else the one
+--- picked with `vim.ui.select` (by project root). Nothing running: a warning.
+--- @param callback fun(client: vim.lsp.Client)
+function M.project_client(callback)
+  local own = M.client()
+  if own then
+    return callback(own)
+  end
+  local clients = M.clients()
+  if #clients == 0 then
+    return M.notify('no Remora server is running: open a Python file of the project', vim.log.levels.WARN)
+  elseif #clients == 1 then
+    return callback(clients[1])
+  end
+  vim.ui.select(clients, {
+    prompt = 'Which project?',
+    format_item = function(client)
+      return client.root_dir or ('client ' .. client.id)
+    end,
+  }, function(client)
+    if client then
+      callback(client)
+    end
+  end)
+end
+
+--- The qualified names of `node_ids` (asked of the server for those not
+--- known yet), then `callback(names)` with id → name (the id when unknown).
+--- @param client vim.lsp.Client
+--- @param node_ids string[]
+--- @param callback fun(names: table<string, string>)
+function M.names(client, node_ids, callback)
+  local handlers = require('remora.handlers')
+  local names, missing = {}, {}
+  for _, id in ipairs(node_ids) do
+    if handlers.known(id) then
+      names[id] = handlers.name(id)
+    elseif not vim.list_contains(missing, id) and #missing < 200 then
+      table.insert(missing, id)
+    end
+  end
+  local waiting = #missing
+  local function finish()
+    for _, id in ipairs(node_ids) do
+      names[id] = names[id] or handlers.name(id)
+    end
+    callback(names)
+  end
+  if waiting == 0 then
+    return finish()
+  end
+  for _, id in ipairs(missing) do
+    local function done(card)
+      if type(card) == 'table' then
+        handlers.learn(card)
+      end
+      waiting = waiting - 1
+      if waiting == 0 then
+        finish()
+      end
+    end
+    M.execute(client, 'remora.node.get', { node_id = id }, done, function()
+      done(nil) -- a node gone since: shown by its id
+    end)
+  end
+end
+
 --- Run `workspace/executeCommand` with the one JSON object argument every
 --- Remora command takes. `on_result(result)` gets the result (nil for null);
 --- errors go to `on_error(message)` or, without it, to a notification.
@@ -35,6 +103,9 @@ end
 --- @param on_error? fun(message: string)
 --- @param bufnr? integer sends pending changes of this buffer first
 function M.execute(client, command, argument, on_result, on_error, bufnr)
+  if next(argument) == nil then
+    argument = vim.empty_dict() -- `{}`, not the `[]` an empty Lua table encodes to
+  end
   local params = { command = command, arguments = { argument } }
   local ok = client:request('workspace/executeCommand', params, function(err, result)
     if err then

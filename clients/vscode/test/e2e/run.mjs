@@ -1,7 +1,7 @@
 // Starts code-server 4.100.3 (VS Code 1.100's server and workbench) offline on
 // 127.0.0.1, opens the workbench in Debian's Chromium through playwright-core with
 // extensionTestsPath = suite.js, serves the suite's snapshot requests (screenshot +
-// notifications on screen), and exits with the workbench's exit code.
+// notifications on screen) and webview reads (the Conversation view's DOM), and exits with the workbench's exit code.
 // Usage: node run.mjs <workspace> <out.json> <screenshot.png> <state dir>
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -72,11 +72,94 @@ page.on("console", async (message) => {
     fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
     return;
   }
+  const key = /REMORA_KEY (\w+) (\w+)/.exec(text);
+  if (key) {
+    // Press a key in the open input box (Escape: the person dismisses it).
+    let result = { pressed: key[2] };
+    try {
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible", timeout: 20000 });
+      result.prompt = await page.locator(".quick-input-widget").innerText();
+      await input.press(key[2]);
+      await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: 10000 });
+    } catch (error) {
+      result = { error: String(error) };
+    }
+    fs.writeFileSync(`${out}.${key[1]}.done`, JSON.stringify(result));
+    return;
+  }
+  const webview = /REMORA_WEBVIEW (\w+)/.exec(text);
+  if (webview) {
+    // The Conversation view's DOM, wherever the workbench nests its webview frames.
+    let result = { error: "no frame holds #remora-conversation" };
+    const until = Date.now() + 20000;
+    while (result.error && Date.now() < until) {
+      for (const frame of page.frames()) {
+        const found = await frame.evaluate(() => {
+          const log = document.getElementById("remora-conversation");
+          if (!log) return null;
+          const box = log.getBoundingClientRect();
+          return { text: log.innerText, tags: [...new Set([...log.querySelectorAll("*")].map((e) => e.tagName.toLowerCase()))], visible: box.width > 0 && box.height > 0 };
+        }).catch(() => null);
+        if (found) { result = found; break; }
+      }
+      if (result.error) await new Promise((r) => setTimeout(r, 250));
+    }
+    fs.writeFileSync(`${out}.${webview[1]}.done`, JSON.stringify(result));
+    return;
+  }
+  const click = /REMORA_CLICK (\w+) (.+)/.exec(text);
+  if (click) {
+    // Click a button in the Conversation webview, as a person would.
+    const [, name, selector] = click;
+    let result = { error: `no frame holds ${selector}` };
+    const until = Date.now() + 20000;
+    while (result.error && Date.now() < until) {
+      for (const frame of page.frames()) {
+        const button = frame.locator(selector).last();
+        if ((await button.count().catch(() => 0)) === 0) continue;
+        try {
+          await button.scrollIntoViewIfNeeded({ timeout: 5000 });
+          await button.click({ timeout: 5000 });
+          result = { clicked: selector, label: await button.innerText() };
+        } catch (error) {
+          result = { error: String(error) };
+        }
+        break;
+      }
+      if (result.error) await new Promise((r) => setTimeout(r, 250));
+    }
+    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
+    return;
+  }
   const match = /REMORA_SNAPSHOT (\w+)/.exec(text);
   if (match) {
     const name = match[1];
+    if (name === "conversation") {
+      // Stage the picture as a person would: a wider side bar, the Nodes view folded.
+      const bar = await page.locator(".part.sidebar").boundingBox().catch(() => null);
+      if (bar) {
+        const x = bar.x + bar.width + 1;
+        const y = bar.y + bar.height / 2;
+        await page.mouse.move(x, y);
+        await page.mouse.down();
+        await page.mouse.move(x + 230, y, { steps: 8 });
+        await page.mouse.up();
+      }
+      await page.locator(".part.sidebar .pane-header").filter({ hasText: "Nodes" }).first().click().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      // The sash above the Runs view, dragged down: the conversation gets the height.
+      const runs = await page.locator(".part.sidebar .pane-header").filter({ hasText: "Runs" }).first().boundingBox().catch(() => null);
+      if (runs) {
+        const x = runs.x + runs.width / 2;
+        await page.mouse.move(x, runs.y - 1);
+        await page.mouse.down();
+        await page.mouse.move(x, runs.y + 260, { steps: 8 });
+        await page.mouse.up();
+      }
+    }
     await new Promise((r) => setTimeout(r, 1500)); // let the workbench paint
-    const file = name === "diff" ? screenshot : path.join(state, `${name}.png`);
+    const file = name === "conversation" ? screenshot : path.join(state, `${name}.png`);
     await page.screenshot({ path: file });
     const notifications = await page.$$eval(".notification-toast", (nodes) => nodes.map((n) => (n instanceof HTMLElement ? n.innerText : n.textContent) || ""));
     fs.writeFileSync(`${out}.${name}.done`, JSON.stringify({ file, notifications }));

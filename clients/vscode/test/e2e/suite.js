@@ -39,6 +39,30 @@ async function typeAnswer(name, value) {
   return JSON.parse(fs.readFileSync(marker, "utf8"));
 }
 
+/** Ask the runner to press a key in the open input box. */
+async function pressKey(name, key) {
+  const marker = `${OUT}.${name}.done`;
+  console.log(`REMORA_KEY ${name} ${key}`);
+  await until(`key ${name}`, () => fs.existsSync(marker), 30000);
+  return JSON.parse(fs.readFileSync(marker, "utf8"));
+}
+
+/** Ask the runner for the text the Conversation webview shows (its DOM, read by Playwright). */
+async function webviewText(name) {
+  const marker = `${OUT}.${name}.done`;
+  console.log(`REMORA_WEBVIEW ${name}`);
+  await until(`webview ${name}`, () => fs.existsSync(marker), 30000);
+  return JSON.parse(fs.readFileSync(marker, "utf8"));
+}
+
+/** Ask the runner to click what `selector` finds in the Conversation webview. */
+async function clickWebview(name, selector) {
+  const marker = `${OUT}.${name}.done`;
+  console.log(`REMORA_CLICK ${name} ${selector}`);
+  await until(`click ${name}`, () => fs.existsSync(marker), 30000);
+  return JSON.parse(fs.readFileSync(marker, "utf8"));
+}
+
 function flatten(symbols, into = []) {
   for (const s of symbols) {
     into.push(s);
@@ -131,13 +155,11 @@ async function scenario() {
   observed.cancelEvent = await until("agent_cancelled", () => api.events.find((e) => e.type === "agent_cancelled" && e.run_id === slow.run_id), 30000);
   step("cancelled");
 
-  // Clicking helper's lens shows its node card (the lens's own command and arguments).
+  // Clicking helper's lens shows its node card, on top of its conversation (the lens's own command and arguments).
   const lens = lenses.find((l) => l.command && l.range.start.line === helper.range.start.line);
   observed.lensCard = await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
-  observed.tabsAfterLens = await until("the card's tab", () => {
-    const labels = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label);
-    return labels.some((l) => /Preview|Untitled/.test(l)) ? labels : undefined;
-  }, 15000);
+  observed.cardShown = await until("the card in the Conversation view", () =>
+    (api.conversation.nodeId === observed.lensCard.id && api.conversation.shownText.includes("Service.helper") ? api.conversation.shownText : undefined), 15000);
   step("card");
 
   // A question from the agent, answered through the input box.
@@ -149,6 +171,9 @@ async function scenario() {
   observed.typed = await typeAnswer("answer", "Ada Lovelace");
   observed.answeredRun = await until("the answered run ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === asking.run_id), 30000);
   step("answered");
+
+  // The Conversation and Runs views (test/e2e/talk.js).
+  await require("./talk").run({ api, doc, at, helperId: observed.lensCard.id, observed, until, step, snapshot, webviewText, clickWebview, typeAnswer, pressKey });
 
   // Batch: graphs, the Proposals view, accept-all, blame, checkpoints (batch.js).
   await require("./batch").run(api, observed, step);

@@ -1,0 +1,117 @@
+/**
+ * The Runs view's data, from `remora.runs.list` (RunRow): runs grouped as a
+ * person reads them — waiting for you, running, queued, recent — each with its
+ * trigger, outcome, duration and (for runs this session saw) tokens. Pure.
+ */
+export interface RunRow {
+  id: string | null;
+  node: { id: string; name?: string | null; file_path?: string | null; line?: number | null };
+  status: "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "interrupted" | string;
+  trigger?: { kind?: string; text?: string; message?: string; from?: { id?: string; name?: string | null } };
+  started_at?: number | null;
+  ended_at?: number | null;
+  queued_at?: number | null;
+  outcome?: string | null;
+  answered_by?: string | null;
+}
+
+export type GroupId = "waiting" | "running" | "queued" | "recent";
+
+export interface RunGroup {
+  id: GroupId;
+  label: string;
+  runs: RunRow[];
+}
+
+const GROUPS: { id: GroupId; label: string }[] = [
+  { id: "waiting", label: "Waiting for you" },
+  { id: "running", label: "Running" },
+  { id: "queued", label: "Queued" },
+  { id: "recent", label: "Recent" },
+];
+
+export const RECENT_SHOWN = 30;
+
+export function groupOf(row: RunRow): GroupId {
+  return row.status === "waiting" || row.status === "running" || row.status === "queued" ? row.status : "recent";
+}
+
+/** The non-empty groups, in the order a person acts on them. */
+export function groupRuns(rows: readonly RunRow[]): RunGroup[] {
+  return GROUPS.map((g) => ({ ...g, runs: rows.filter((r) => groupOf(r) === g.id).slice(0, g.id === "recent" ? RECENT_SHOWN : undefined) }))
+    .filter((g) => g.runs.length > 0);
+}
+
+/** 850 ms, 12 s, 3 min 4 s, 2 h 5 min. */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "";
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** How long a run took (or has taken so far, at `now` seconds). */
+export function durationOf(row: RunRow, now: number): string {
+  if (typeof row.started_at !== "number") return "";
+  return formatDuration((typeof row.ended_at === "number" ? row.ended_at : now) - row.started_at);
+}
+
+function oneLine(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+export function triggerText(row: RunRow): string {
+  const t = row.trigger;
+  if (!t) return "unknown trigger";
+  if (t.kind === "person" && t.message) return `you: “${oneLine(t.message, 40)}”`;
+  return t.text ?? t.kind ?? "unknown trigger";
+}
+
+export function nodeName(row: RunRow): string {
+  return row.node.name ?? row.node.id;
+}
+
+/** The item's description: trigger · outcome · duration · tokens. */
+export function describeRun(row: RunRow, now: number, tokens: number | undefined): string {
+  const parts = [triggerText(row)];
+  if (groupOf(row) === "recent") parts.push(row.status === "done" ? "done" : row.status);
+  const duration = durationOf(row, now);
+  if (duration) parts.push(duration);
+  if (tokens !== undefined) parts.push(`${tokens} tokens`);
+  return parts.join(" · ");
+}
+
+export function runTooltip(row: RunRow, now: number, tokens: number | undefined): string {
+  const lines = [`${nodeName(row)} — ${row.status}`, `run: ${row.id ?? "(queued, no id yet)"}`, `trigger: ${row.trigger?.text ?? "unknown"}`];
+  if (row.trigger?.message) lines.push(`message: ${oneLine(row.trigger.message, 300)}`);
+  const duration = durationOf(row, now);
+  if (duration) lines.push(`duration: ${duration}`);
+  lines.push(`tokens: ${tokens === undefined ? "not seen by this session" : tokens}`);
+  if (row.outcome) lines.push(`outcome: ${oneLine(row.outcome, 300)}`);
+  if (row.answered_by) lines.push(`answered by run ${row.answered_by}`);
+  return lines.join("\n");
+}
+
+const ICONS: Record<string, [string, string | undefined]> = {
+  waiting: ["question", "charts.orange"],
+  running: ["sync~spin", undefined],
+  queued: ["clock", undefined],
+  done: ["pass", "testing.iconPassed"],
+  failed: ["error", "testing.iconFailed"],
+  cancelled: ["circle-slash", "charts.yellow"],
+  interrupted: ["debug-disconnect", "charts.yellow"],
+};
+
+/** A codicon and a theme colour id for the status. */
+export function runIcon(row: RunRow): [string, string | undefined] {
+  return ICONS[row.status] ?? ["circle-outline", undefined];
+}
+
+/** What the item's context menu may offer (`package.json` `when` clauses). */
+export function runContext(row: RunRow): string {
+  if (!row.id) return "run-queued-anonymous";
+  return `run-${groupOf(row) === "recent" ? "ended" : row.status}`;
+}
