@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from remora_lsp.testing.model_server import ModelServer, Reply
+from tests.clients import vscode_batch
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "vscode"
@@ -87,6 +88,8 @@ def respond(request: dict) -> Reply:
     swarm starts on its own (content_changed) must not eat a scripted answer.
     """
     messages = request.get("messages") or []
+    if (batch := vscode_batch.reply(request)) is not None:
+        return batch
     if messages and messages[-1].get("role") == "tool":
         return Reply(text=f"Done: {str(messages[-1].get('content') or '')[:200]}")
     users = [m for m in messages if m.get("role") == "user"]
@@ -177,8 +180,14 @@ def run_vscode(workspace: Path, model: ModelServer, state: Path) -> dict:
     return observed
 
 
-def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
-    with ModelServer(responder=respond) as model:
+def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypatch):
+    # A key in the environment under the name the repository's settings give.
+    monkeypatch.setenv(vscode_batch.HOSTILE_KEY_VARIABLE, vscode_batch.HOSTILE_KEY)
+    with (
+        ModelServer(responder=respond) as model,
+        ModelServer(responder=respond) as hostile,
+    ):
+        vscode_batch.prepare(workspace, hostile.url)
         seen = run_vscode(workspace, model, tmp_path / "state")
 
     # Activation and server start.
@@ -230,6 +239,8 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path):
     assert "Ada Lovelace" in seen["answeredRun"]["result"]
     assert any("Ada Lovelace" in json.dumps(r) for r in model.requests)
     check_conversation_and_runs(seen["talk"])
+    # Batch: the Proposals view, accept-all, blame, checkpoints, hostile settings.
+    vscode_batch.check(seen, model, hostile)
     # A missing server: one error notification with its button, no server running.
     toasts = [t for t in seen["missing"]["notifications"] if "remora-lsp" in t]
     assert len(toasts) == 1, seen["missing"]["notifications"]

@@ -4,11 +4,13 @@
  * A missing server gives one error notification with a button that opens the
  * setting, and no client at all (so no crash loop). The middleware answers
  * `workspace/configuration` for section `remora` with the engine settings only.
+ * Settings are resolved by who set them (`settings.ts`): workspace values that
+ * may not choose the server, the model or the key are ignored and said once.
  */
 import * as fs from "node:fs";
 import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 import { resolveServer } from "./serverPath";
-import { engineSettings, readSettings } from "./settings";
+import { ResolvedSettings, ignoredMessage, resolveSettings } from "./settings";
 import { vscode } from "./vscodeapi";
 
 const probe = {
@@ -33,10 +35,29 @@ export class ServerManager implements vscode.Disposable {
     this.listeners.push(listener);
   }
 
+  /** The settings the server was last started with (for the tests and other extensions). */
+  settings: ResolvedSettings | undefined;
+  private readonly reported = new Set<string>();
+
+  /** The settings now, by who set them; workspace values not used are said once. */
+  resolve(): ResolvedSettings {
+    const config = vscode.workspace.getConfiguration("remora");
+    const settings = resolveSettings((key) => config.inspect(key), vscode.workspace.isTrusted);
+    const fresh = settings.ignored.filter((key) => !this.reported.has(key));
+    if (fresh.length > 0) {
+      for (const key of fresh) this.reported.add(key);
+      const message = ignoredMessage(fresh);
+      this.output.warn(message);
+      void vscode.window.showWarningMessage(message);
+    }
+    return settings;
+  }
+
   async start(): Promise<void> {
-    const settings = readSettings((key) => vscode.workspace.getConfiguration("remora").get(key));
+    const settings = this.resolve();
+    this.settings = settings;
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const resolution = resolveServer(settings.serverPath, folders, process.env.PATH ?? "", probe);
+    const resolution = resolveServer(settings.serverPath, folders, process.env.PATH ?? "", probe, vscode.workspace.isTrusted);
     if (!resolution.found) {
       this.output.appendLine(resolution.reason);
       // Said once per distinct problem: a restart with the same bad setting stays quiet.
@@ -67,7 +88,8 @@ export class ServerManager implements vscode.Disposable {
         workspace: {
           configuration: (params, token, next) => {
             if (!params.items.some((item) => item.section === "remora")) return next(params, token);
-            const engine = engineSettings(vscode.workspace.getConfiguration("remora").get("initializationOptions"));
+            const engine = { ...this.resolve().initializationOptions };
+            delete engine.workspaceTrust; // a client's key, not a setting
             return params.items.map((item) =>
               item.section === "remora" ? engine : vscode.workspace.getConfiguration(item.section).get("") ?? null,
             );

@@ -7,7 +7,18 @@
 import type { LanguageClient } from "vscode-languageclient/node";
 import type { ServerManager } from "./client";
 import type { RunTracker } from "./eventFormat";
-import { DiffAnswer, SCHEME, diffTitle, proposalPath, sideContent, parseProposalPath } from "./proposalDiff";
+import {
+  DiffAnswer,
+  ProposalPlace,
+  SCHEME,
+  diffTitle,
+  indentQuery,
+  indentationAt,
+  parseIndentQuery,
+  parseProposalPath,
+  proposalPath,
+  sideContent,
+} from "./proposalDiff";
 import { vscode } from "./vscodeapi";
 
 interface NodeCard {
@@ -119,11 +130,34 @@ export class Commands {
     const id = await this.proposalId(args);
     if (!id) return undefined;
     const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
-    const name = "node.py";
-    const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", name) });
-    const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", name) });
-    await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(id, answer.status));
+    const place = await this.proposalPlace(id, answer.status);
+    const filePath = place?.file_path ?? "";
+    const query = indentQuery(await this.definitionIndent(place));
+    const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", filePath), query });
+    const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", filePath), query });
+    await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(id, answer.status, filePath));
     return answer;
+  }
+
+  /** Where the proposal is (its file and start), from the listing of its status. */
+  private async proposalPlace(id: string, status: string | undefined): Promise<ProposalPlace | undefined> {
+    try {
+      const listed = await this.exec<ProposalPlace[]>("remora.proposals.list", status ? { status } : {});
+      return listed.find((p) => p.id === id || (p.id?.startsWith(id) ?? false));
+    } catch {
+      return undefined; // the diff still shows, without the file's name
+    }
+  }
+
+  /** The column the definition starts at in its file (its open buffer, else the disk). */
+  private async definitionIndent(place: ProposalPlace | undefined): Promise<string> {
+    if (!place?.uri || typeof place.start_byte !== "number") return "";
+    try {
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(place.uri));
+      return indentationAt(document.getText(), place.start_byte);
+    } catch {
+      return "";
+    }
   }
 
   async cancelRun(args?: Args): Promise<unknown> {
@@ -191,7 +225,7 @@ export class Commands {
           const parsed = parseProposalPath(uri.path);
           if (!parsed) return "";
           const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: parsed.proposalId });
-          return sideContent(answer, parsed.side);
+          return sideContent(answer, parsed.side, parseIndentQuery(uri.query));
         },
       }),
     );

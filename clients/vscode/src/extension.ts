@@ -3,6 +3,7 @@
  * views, event stream). No logic lives here.
  */
 import { State, type LanguageClient } from "vscode-languageclient/node";
+import { Batch, registerBatch } from "./batch";
 import { ServerManager } from "./client";
 import { Commands } from "./commands";
 import { CONVERSATION_VIEW, ConversationView } from "./conversation";
@@ -27,6 +28,8 @@ export interface RemoraApi {
   tally: SessionTally;
   /** The latest remora/event notifications received (at most 500). */
   events: RemoraEvent[];
+  /** Proposals view, graphs, checkpoints, blame. */
+  batch: Batch;
   activatedInMs: number;
 }
 
@@ -46,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   const received: RemoraEvent[] = [];
   context.subscriptions.push(output, events, server, status, conversation, runsView);
   commands.register(context);
+  const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
   context.subscriptions.push(vscode.window.registerTreeDataProvider(RUNS_VIEW, runsView));
   context.subscriptions.push(
@@ -96,6 +100,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       tally.update(event);
       conversation.onEvent(event);
       runsView.onEvent(event);
+      batch.onEvent(event);
       if (PROPOSAL_EVENTS.has(event.type)) void countPending();
       showStatus();
       refreshSoon();
@@ -126,9 +131,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       if (restartTimer) clearTimeout(restartTimer);
       restartTimer = setTimeout(() => void server.restart(), RESTART_DEBOUNCE_MS);
     }),
+    // Trusting the workspace changes what the server may do (workspaceTrust).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart()),
   );
   await server.start();
-  return { server, tree, conversation, runsView, status, tally, events: received, activatedInMs: Date.now() - started };
+  return { server, tree, conversation, runsView, status, tally, events: received, batch, activatedInMs: Date.now() - started };
 }
 
 export function deactivate(): Promise<void> | undefined {

@@ -1,7 +1,11 @@
 /**
  * Content of the read-only `remora-proposal:` documents the diff editor shows:
- * `remora-proposal:/<proposal_id>/<side>/<file name>` where side is `current` or
- * `proposed`. Pure.
+ * `remora-proposal:/<proposal_id>/<side>/<file path>?indent=<n>` where side is
+ * `current` or `proposed`. The path ends in the proposal's real file (so the tab
+ * names it and VS Code picks its language), and `indent` is the column the
+ * definition starts at in that file: a proposal's source starts at its `def`
+ * (or decorator), so its first line is stored without the indentation its body
+ * keeps; the diff puts it back. Pure.
  */
 export const SCHEME = "remora-proposal";
 
@@ -12,24 +16,70 @@ export interface DiffAnswer {
   old_source?: string;
   new_source?: string;
   status?: string;
+  checks?: unknown[];
 }
 
-export function proposalPath(proposalId: string, side: Side, fileName: string): string {
-  return `/${encodeURIComponent(proposalId)}/${side}/${encodeURIComponent(fileName || "node.py")}`;
+/** Where a proposal is, as `remora.proposals.list` says. */
+export interface ProposalPlace {
+  id?: string;
+  file_path?: string;
+  uri?: string;
+  start_byte?: number;
 }
 
-export function parseProposalPath(uriPath: string): { proposalId: string; side: Side } | undefined {
-  const match = /^\/([^/]+)\/(current|proposed)\//.exec(uriPath);
+/** The URI path of one side: the file's project path, each segment encoded. */
+export function proposalPath(proposalId: string, side: Side, filePath: string): string {
+  const segments = (filePath || "proposal.py").split("/").filter((s) => s !== "" && s !== "." && s !== "..");
+  const file = segments.length > 0 ? segments.map(encodeURIComponent).join("/") : "proposal.py";
+  return `/${encodeURIComponent(proposalId)}/${side}/${file}`;
+}
+
+export function parseProposalPath(uriPath: string): { proposalId: string; side: Side; filePath: string } | undefined {
+  const match = /^\/([^/]+)\/(current|proposed)\/(.+)$/.exec(uriPath);
   if (!match) return undefined;
-  return { proposalId: decodeURIComponent(match[1]!), side: match[2] as Side };
+  const filePath = match[3]!.split("/").map(decodeURIComponent).join("/");
+  return { proposalId: decodeURIComponent(match[1]!), side: match[2] as Side, filePath };
 }
 
-export function sideContent(answer: DiffAnswer, side: Side): string {
+/** The query carrying the definition's indentation (spaces and tabs, as in the file). */
+export function indentQuery(indent: string): string {
+  return indent === "" ? "" : `indent=${encodeURIComponent(indent)}`;
+}
+
+export function parseIndentQuery(query: string): string {
+  const match = /(?:^|&)indent=([^&]*)/.exec(query);
+  const indent = match ? decodeURIComponent(match[1]!) : "";
+  return /^[ \t]*$/.test(indent) ? indent : "";
+}
+
+/**
+ * The indentation of the line on which byte `startByte` (UTF-8, as the server
+ * counts) of `text` starts: what precedes it on its line when that is blank,
+ * else "" (the text changed since, or the definition does not start a line).
+ */
+export function indentationAt(text: string, startByte: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (!Number.isInteger(startByte) || startByte < 0 || startByte > bytes.length) return "";
+  const before = new TextDecoder().decode(bytes.subarray(0, startByte));
+  const lineStart = before.lastIndexOf("\n") + 1;
+  const prefix = before.slice(lineStart);
+  return /^[ \t]*$/.test(prefix) ? prefix : "";
+}
+
+/** `source` with its first line at `indent`, as the file holds it. */
+export function atTrueIndentation(source: string, indent: string): string {
+  if (indent === "" || source === "" || source.startsWith(indent)) return source;
+  return `${indent}${source}`;
+}
+
+export function sideContent(answer: DiffAnswer, side: Side, indent = ""): string {
   const text = side === "current" ? answer.old_source : answer.new_source;
-  if (typeof text === "string") return text;
+  if (typeof text === "string") return atTrueIndentation(text, indent);
   return `# Remora: this proposal has no ${side} source (status: ${answer.status ?? "unknown"})\n`;
 }
 
-export function diffTitle(proposalId: string, status: string | undefined): string {
-  return `Remora proposal ${proposalId}${status && status !== "pending" ? ` (${status})` : ""}: current ↔ proposed`;
+export function diffTitle(proposalId: string, status: string | undefined, filePath = ""): string {
+  const file = filePath.split("/").pop() ?? "";
+  const where = file !== "" ? `${file}: ` : "";
+  return `${where}Remora proposal ${proposalId}${status && status !== "pending" ? ` (${status})` : ""}: current ↔ proposed`;
 }

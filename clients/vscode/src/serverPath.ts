@@ -1,6 +1,7 @@
 /**
  * Where the remora-lsp executable is: the `remora.server.path` setting, else the
- * workspace's `.venv/bin/remora-lsp`, else `remora-lsp` on PATH. Pure (the file
+ * workspace's `.venv/bin/remora-lsp` (a trusted workspace's only: in Restricted
+ * Mode that file is the repository's code), else `remora-lsp` on PATH. Pure (the file
  * system is passed in) so it is unit-tested without VS Code.
  */
 import * as path from "node:path";
@@ -21,6 +22,8 @@ export function resolveServer(
   workspaceFolders: readonly string[],
   envPath: string,
   probe: PathProbe,
+  /** VS Code's workspace trust: an untrusted workspace's own .venv is not a server to run. */
+  trustedWorkspace = true,
 ): Resolution {
   if (configured.trim() !== "") {
     // An explicit setting is never second-guessed by a fallback: a typo must be reported.
@@ -28,7 +31,7 @@ export function resolveServer(
       ? { found: true, command: configured, source: "setting" }
       : { found: false, reason: `remora.server.path is "${configured}", which is not an executable file.` };
   }
-  for (const folder of workspaceFolders) {
+  for (const folder of trustedWorkspace ? workspaceFolders : []) {
     const candidate = path.join(folder, ".venv", VENV_BIN, EXE);
     if (probe.isExecutable(candidate)) {
       return { found: true, command: candidate, source: "workspace" };

@@ -175,6 +175,9 @@ async function scenario() {
   // The Conversation and Runs views (test/e2e/talk.js).
   await require("./talk").run({ api, doc, at, helperId: observed.lensCard.id, observed, until, step, snapshot, webviewText, clickWebview, typeAnswer, pressKey });
 
+  // Batch: graphs, the Proposals view, accept-all, blame, checkpoints (batch.js).
+  await require("./batch").run(api, observed, step);
+
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
   await until("the server stopped", () => api.server.client === undefined, 20000);

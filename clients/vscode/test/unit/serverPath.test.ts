@@ -36,3 +36,11 @@ test("nothing found says what to install and which setting to set", () => {
   assert.match(reason, /pip install remora-lsp/);
   assert.match(reason, /remora\.server\.path/);
 });
+
+test("an untrusted workspace's own .venv server is never run (it is the repository's code)", () => {
+  const trusted = resolveServer("", ["/ws"], "/usr/local/bin", probeOf([venv, onPath]), true);
+  assert.deepEqual(trusted, { found: true, command: venv, source: "workspace" });
+  const restricted = resolveServer("", ["/ws"], "/usr/local/bin", probeOf([venv, onPath]), false);
+  assert.deepEqual(restricted, { found: true, command: onPath, source: "path" });
+  assert.equal(resolveServer("", ["/ws"], "", probeOf([venv]), false).found, false);
+});

@@ -1,0 +1,152 @@
+/**
+ * The Proposals view: every pending proposal of the project, grouped by file,
+ * each with its checks; graph runs with pending proposals on top, each with
+ * "Accept All". Items carry `proposal_id` / `graph_run_id`, so the context-menu
+ * commands (Accept, Reject…, Show Diff, Accept All) get what they act on. Also
+ * the status-bar item with the open file's count.
+ */
+import {
+  AppliedLike,
+  CheckLike,
+  FileGroup,
+  GraphRunLike,
+  ListedProposal,
+  acceptSummary,
+  checkState,
+  countForFile,
+  describeProposal,
+  fileStatusText,
+  groupByFile,
+  isListedProposal,
+  proposalLabel,
+  runsWithPending,
+} from "./proposalsModel";
+import type { Exec } from "./serverCommand";
+import { vscode } from "./vscodeapi";
+
+export type ProposalsElement =
+  | { kind: "graphRun"; graph_run_id: string; name: string; proposalIds: string[] }
+  | { kind: "file"; group: FileGroup }
+  | { kind: "proposal"; proposal_id: string; proposal: ListedProposal }
+  | { kind: "check"; check: CheckLike };
+
+const CHECK_ICON = { passed: "pass", failed: "error", pending: "clock" } as const;
+
+export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsElement> {
+  private readonly changed = new vscode.EventEmitter<ProposalsElement | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  /** The pending proposals last listed (newest first, as the server lists them). */
+  pending: ListedProposal[] = [];
+  runs: { run: GraphRunLike; proposalIds: string[] }[] = [];
+  private readonly status = vscode.window.createStatusBarItem("remora.proposalsHere", vscode.StatusBarAlignment.Left, 49);
+
+  constructor(private readonly exec: Exec) {
+    this.status.name = "Remora Proposals";
+    this.status.command = "remora.proposals.focus";
+    this.status.tooltip = "Remora: pending proposals in this file (click: the Proposals view)";
+  }
+
+  /** Re-list the project's pending proposals and the graph runs that have some. */
+  async refresh(): Promise<void> {
+    try {
+      const listed = await this.exec<unknown[]>("remora.proposals.list", { status: "pending" });
+      this.pending = (listed ?? []).filter(isListedProposal);
+      const recent = await this.exec<GraphRunLike[]>("remora.graph.runs", { limit: 20 }).catch(() => []);
+      this.runs = runsWithPending(recent ?? [], new Set(this.pending.map((p) => p.id)));
+    } catch {
+      // No server (or mid-restart): an empty view, nothing to act on.
+      this.pending = [];
+      this.runs = [];
+    }
+    this.changed.fire(undefined);
+    this.updateStatus();
+  }
+
+  /** The open file's count in the status bar (hidden when it has none). */
+  updateStatus(): void {
+    const document = vscode.window.activeTextEditor?.document;
+    const count = document && document.uri.scheme === "file" ? countForFile(this.pending, document.uri.toString()) : 0;
+    this.status.text = fileStatusText(count);
+    if (count > 0) this.status.show();
+    else this.status.hide();
+  }
+
+  /** The status item's text and whether it shows (for the tests). */
+  statusShown(): { text: string; visible: boolean } {
+    const document = vscode.window.activeTextEditor?.document;
+    const count = document ? countForFile(this.pending, document.uri.toString()) : 0;
+    return { text: this.status.text, visible: count > 0 };
+  }
+
+  getChildren(element?: ProposalsElement): ProposalsElement[] {
+    if (!element) {
+      const runs: ProposalsElement[] = this.runs.map(({ run, proposalIds }) => ({
+        kind: "graphRun",
+        graph_run_id: run.graph_run_id,
+        name: run.name ?? run.graph_run_id,
+        proposalIds,
+      }));
+      return [...runs, ...groupByFile(this.pending).map((group): ProposalsElement => ({ kind: "file", group }))];
+    }
+    if (element.kind === "file") {
+      return element.group.proposals.map((proposal) => ({ kind: "proposal", proposal_id: proposal.id, proposal }));
+    }
+    if (element.kind === "proposal") return (element.proposal.checks ?? []).map((check) => ({ kind: "check", check }));
+    return [];
+  }
+
+  getTreeItem(element: ProposalsElement): vscode.TreeItem {
+    const { Collapsed, Expanded, None } = vscode.TreeItemCollapsibleState;
+    switch (element.kind) {
+      case "graphRun": {
+        const item = new vscode.TreeItem(`Graph ${element.name}`, None);
+        item.description = `${element.proposalIds.length} pending · ${element.graph_run_id}`;
+        item.iconPath = new vscode.ThemeIcon("run-all");
+        item.contextValue = "graphRun";
+        item.tooltip = `Graph run ${element.graph_run_id}: ${element.proposalIds.join(", ")}`;
+        return item;
+      }
+      case "file": {
+        const item = new vscode.TreeItem(element.group.filePath, Expanded);
+        item.description = `${element.group.proposals.length}`;
+        if (element.group.uri) item.resourceUri = vscode.Uri.parse(element.group.uri);
+        item.iconPath = vscode.ThemeIcon.File;
+        item.contextValue = "file";
+        return item;
+      }
+      case "proposal": {
+        const p = element.proposal;
+        const item = new vscode.TreeItem(proposalLabel(p), (p.checks ?? []).length > 0 ? Collapsed : None);
+        item.description = describeProposal(p);
+        item.iconPath = new vscode.ThemeIcon("git-pull-request");
+        item.contextValue = "proposal";
+        item.id = `proposal:${p.id}`;
+        item.tooltip = new vscode.MarkdownString(`\`${p.id}\` · ${p.reasoning || "no reason given"}`);
+        item.command = { title: "Show Diff", command: "remora.showDiff", arguments: [{ proposal_id: p.id }] };
+        return item;
+      }
+      case "check": {
+        const state = checkState(element.check);
+        const item = new vscode.TreeItem(element.check.name ?? "check", None);
+        item.description = [state, element.check.detail].filter((s) => s).join(" · ");
+        item.iconPath = new vscode.ThemeIcon(CHECK_ICON[state]);
+        item.contextValue = "check";
+        return item;
+      }
+    }
+  }
+
+  dispose(): void {
+    this.status.dispose();
+    this.changed.dispose();
+  }
+}
+
+/** Accept several proposals together and say how it went (failures by reason). */
+export async function acceptMany(exec: Exec, proposalIds: string[]): Promise<AppliedLike[]> {
+  const results = await exec<AppliedLike[]>("remora.proposals.accept", { proposal_ids: proposalIds });
+  const summary = acceptSummary(results ?? []);
+  if (summary.failed > 0) void vscode.window.showWarningMessage(summary.message);
+  else void vscode.window.showInformationMessage(summary.message);
+  return results;
+}
