@@ -269,6 +269,11 @@ def check_conversation_and_runs(talk: dict) -> None:
     assert PLAIN_ANSWER in screen["text"]
     assert "<b>not bold</b>" in screen["text"]
     assert "b" not in screen["tags"] and "script" not in screen["tags"]
+    # "Show Node Events": the node's latest events in the Remora Events output,
+    # the plain answer's run among them.
+    shown = talk["nodeEvents"]["lines"]
+    assert shown[0].startswith("── the latest ") and "Service.helper" in shown[0]
+    assert any(talk["asked"]["run_id"] in line for line in shown[1:])
     # The whole conversation: the question, earlier proposals and decisions,
     # the agent's question and the person's answer, the cancelled run.
     for said in (

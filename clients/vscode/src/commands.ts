@@ -6,7 +6,7 @@
  */
 import type { LanguageClient } from "vscode-languageclient/node";
 import type { ServerManager } from "./client";
-import type { RunTracker } from "./eventFormat";
+import { type RemoraEvent, type RunTracker, formatEvent } from "./eventFormat";
 import {
   DiffAnswer,
   ProposalPlace,
@@ -20,6 +20,9 @@ import {
   sideContent,
 } from "./proposalDiff";
 import { vscode } from "./vscodeapi";
+
+/** How many of a node's latest events "Show Node Events" lists. */
+const NODE_EVENTS = 50;
 
 interface NodeCard {
   id: string;
@@ -193,6 +196,21 @@ export class Commands {
     this.events.show(true);
   }
 
+  /** The latest events of the node at the cursor (or `node_id`), oldest first, in the Remora Events output. */
+  async showNodeEvents(args?: Args): Promise<unknown> {
+    const card = await this.nodeAtCursor(args);
+    if (!card) {
+      void vscode.window.showWarningMessage("Remora: no node at the cursor.");
+      return undefined;
+    }
+    const found = await this.exec<RemoraEvent[]>("remora.node.events", { node_id: card.id, limit: NODE_EVENTS });
+    const name = card.qualified_name ?? card.name ?? card.id;
+    const lines = [`── the latest ${found.length} events of ${name} (${card.id}) ──`, ...[...found].reverse().map(formatEvent)];
+    for (const line of lines) this.events.appendLine(line);
+    this.events.show(true);
+    return { lines }; // what the output shows (for callers and tests)
+  }
+
   register(context: vscode.ExtensionContext): void {
     const add = (id: string, fn: (args?: Args) => unknown): void => {
       context.subscriptions.push(
@@ -218,6 +236,7 @@ export class Commands {
     add("remora.showNode", (a) => this.showNode(a));
     add("remora.showHistory", (a) => this.showNode(a));
     add("remora.showEvents", () => this.showEvents());
+    add("remora.showNodeEvents", (a) => this.showNodeEvents(a));
     add("remora.restartServer", () => this.server.restart());
     context.subscriptions.push(
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, {

@@ -42,6 +42,7 @@ exports.run = async function run(ctx) {
   talk.viewNode = api.conversation.nodeId;
   talk.shownByWebview = await until("the answer in the webview", () => (api.conversation.shownText.includes("It orders two b's") ? api.conversation.shownText : undefined), 15000);
   talk.onScreen = await webviewText("plainanswer");
+  talk.nodeEvents = await vscode.commands.executeCommand("remora.showNodeEvents", { node_id: talk.viewNode });
   talk.statusText = api.status.text;
   talk.tokens = api.tally.tokens;
   step("talk-answer");
