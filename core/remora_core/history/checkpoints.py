@@ -27,11 +27,11 @@ import base64
 import hashlib
 import json
 import logging
-import subprocess
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from remora_core import safe_git
 from remora_core.events.models import CheckpointCreated, CheckpointRestored
 from remora_core.model import ProposalStatus
 
@@ -90,17 +90,10 @@ def git_head(project: PartsPort) -> str | None:
     """The commit HEAD names, None without git."""
     if project.root is None or not (project.root / ".git").exists():
         return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(project.root), "rev-parse", "HEAD"],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+    done = safe_git.run(project.root, ["rev-parse", "HEAD"], timeout=30)
+    if done is None or done.returncode != 0:
         return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+    return done.stdout.decode(errors="replace").strip() or None
 
 
 class Checkpoints:
