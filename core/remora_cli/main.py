@@ -128,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     # its own progress and errors.
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    logging.basicConfig(level=level, stream=sys.stderr, format="remora: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(output.VisibleFormatter("remora: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     try:
         if args.verb_prepare is not None:
             args.verb_prepare(args)
