@@ -158,11 +158,3 @@ def say(text: str = "") -> None:
     """One line of the command's own output (stdout; never used by the server)."""
     sys.stdout.write(visible(text) + "\n")
     sys.stdout.flush()
-
-
-class VisibleFormatter(logging.Formatter):
-    """Log lines on the person's terminal, their control characters shown."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The formatted line, made :func:`visible`."""
-        return visible(super().format(record))
