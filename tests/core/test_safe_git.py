@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import http.server
+import shutil
 import subprocess
 import sys
 import threading
@@ -154,6 +155,17 @@ def hooks(repo: Path, evil: Path) -> None:
     git(repo, "config", "core.hooksPath", str(repo / "elsewhere"))
 
 
+def embedded_bare(repo: Path, evil: Path) -> None:
+    """The project folder is itself a git directory (a bare repository shipped
+    inside a project), and a partial clone as in :func:`promisor_ext`.
+    """
+    promisor_ext(repo, evil)
+    for item in (repo / ".git").iterdir():
+        shutil.move(item, repo / item.name)
+    (repo / ".git").rmdir()
+    git(repo, "config", "core.bare", "true")
+
+
 KINDS = {
     "promisor-ext": promisor_ext,
     "promisor-ssh-command": promisor_ssh,
@@ -162,6 +174,7 @@ KINDS = {
     "pager": pager,
     "drivers": drivers,
     "hooks": hooks,
+    "embedded-bare": embedded_bare,
 }
 
 
@@ -228,14 +241,15 @@ async def test_a_hostile_git_directory_runs_nothing(kind, tmp_path, password_ser
         found = await trailers(repo, database, lambda p: (repo / p).read_bytes())
     finally:
         await database.close()
-    assert git_head(SimpleNamespace(root=repo)) is not None  # pyright: ignore[reportArgumentType]
+    head = git_head(SimpleNamespace(root=repo))  # pyright: ignore[reportArgumentType]
+    assert (head is None) == (kind == "embedded-bare")  # no .git: no HEAD asked
     assert not marker.exists(), marker.read_text()
     # A partial clone's f.py blob is missing and nothing fetched it: not in
     # HEAD, so the agent's line counts as uncommitted. Elsewhere it is
     # committed.
     expected = (
         ["Remora-Agent: rm_ffffffff (pr_000000000001)"]
-        if kind.startswith("promisor")
+        if kind.startswith("promisor") or kind == "embedded-bare"
         else []
     )
     assert found == expected
