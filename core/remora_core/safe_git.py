@@ -82,7 +82,20 @@ ENVIRONMENT: Mapping[str, str] = {
 }
 """Environment for git, over the person's own."""
 
-DROPPED = ("GIT_EXTERNAL_DIFF",)
+DROPPED = (
+    "GIT_EXTERNAL_DIFF",
+    # Where the repository is: set by git for a hook (``remora trailers`` from
+    # ``prepare-commit-msg``), relative to another folder; the project's own
+    # repository is found from the project folder instead.
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
 """The person's variables a read never needs."""
 
 

@@ -265,14 +265,22 @@ async def test_a_hostile_git_directory_runs_nothing(kind, tmp_path, password_ser
     assert not marker.exists(), marker.read_text()
 
 
-def test_an_ordinary_repository_is_still_read(tmp_path):
-    """The overrides take nothing away from a plain repository."""
+def test_an_ordinary_repository_is_still_read(tmp_path, monkeypatch):
+    """The overrides take nothing away from a plain repository, and it is the
+    project's repository that is read even from a hook of another one (git
+    sets GIT_DIR and GIT_INDEX_FILE for its hooks).
+    """
     from remora_core.history.attribution import head_texts
 
-    (tmp_path / "f.py").write_text(SOURCE)
-    commit_all(tmp_path)
-    assert head_texts(tmp_path, ["f.py", "gone.py"]) == {"f.py": SOURCE}
-    head = git_head(SimpleNamespace(root=tmp_path))  # pyright: ignore[reportArgumentType]
+    project, other = tmp_path / "project", tmp_path / "other"
+    for repo, text in ((project, SOURCE), (other, "x = 'another repository'\n")):
+        repo.mkdir()
+        (repo / "f.py").write_text(text)
+        commit_all(repo)
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert head_texts(project, ["f.py", "gone.py"]) == {"f.py": SOURCE}
+    head = git_head(SimpleNamespace(root=project))  # pyright: ignore[reportArgumentType]
     assert head is not None and len(head) == 40
 
 
