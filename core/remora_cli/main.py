@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         failures.PersonFormatter("remora: %(message)s", tracebacks=args.verbose >= 2)
     )
     logging.basicConfig(level=level, handlers=[handler])
+    logging.captureWarnings(True)  # a library's warning is a log line too
     failures.quiet_threads()
     try:
         if args.verb_prepare is not None:

@@ -136,6 +136,9 @@ def run(
             timeout=timeout,
             check=False,
             env=environment(),
+            # No controlling terminal: nothing git starts, and no config
+            # ``include.path = /dev/tty``, can read from or wait on the person's.
+            start_new_session=True,
         )
     except (OSError, subprocess.SubprocessError) as problem:
         log.debug("git %s in %s: %s", args[0], root, problem)
