@@ -86,6 +86,12 @@ def emit_table(
     sys.stdout.write(visible(table(headers, rows)) + "\n")
 
 
+def ask(prompt: str) -> None:
+    """A question for the person on stderr, the answer typed after it."""
+    sys.stderr.write(visible(prompt))
+    sys.stderr.flush()
+
+
 def tell(message: str) -> None:
     """A message for the person (stderr)."""
     sys.stderr.write(visible(message) + "\n")

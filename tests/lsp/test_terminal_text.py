@@ -105,3 +105,31 @@ async def test_escape_sequences_reach_the_terminal_as_visible_escapes(
             if json.loads(line)["type"] == "agent_completed"
         ]
         assert answers == [f"Done.{ERASE}{OSC_52}{CSI_C1} All good."]
+
+
+def test_every_verb_prints_through_output():
+    """Only ``output.py`` writes to the terminal, so everything a verb prints
+    is made visible there.
+    """
+    import ast
+    from pathlib import Path
+
+    import remora_cli
+
+    offenders = []
+    for path in sorted(Path(remora_cli.__file__).parent.rglob("*.py")):
+        if path.name == "output.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            printing = isinstance(node, ast.Call) and (
+                isinstance(node.func, ast.Name) and node.func.id == "print"
+            )
+            writing = (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("write", "writelines", "buffer")
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr in ("stdout", "stderr")
+            )
+            if printing or writing:
+                offenders.append(f"{path.name}:{getattr(node, 'lineno', '?')}")
+    assert offenders == []
