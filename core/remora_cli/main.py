@@ -18,7 +18,8 @@ socket (one engine, one writer); otherwise the project is opened here (see
 ``core/remora_cli/control/backend.py``). ``-v`` says which on stderr.
 
 Exit codes: 0 success; 1 the command failed (an error from the engine, an
-accept that was not applied, an ``ask --wait`` whose run failed); 2 usage
+accept that was not applied, an ``ask --wait`` whose run failed, or anything
+unexpected — a damaged store, a bug — said in one line, ``failures.py``); 2 usage
 error, or a NODE/P/R prefix matching several things (the candidates are
 listed on stderr); 3 no project at ``--project`` (not a directory); 130
 interrupted (Ctrl-C; for ``logs -f`` Ctrl-C is the normal end: 0).
@@ -33,7 +34,7 @@ import os
 import sys
 from pathlib import Path
 
-from remora_cli import output
+from remora_cli import failures, output
 from remora_cli.control.backend import BackendError, NoProject, open_backend
 from remora_cli.verbs import verbs
 
@@ -102,12 +103,15 @@ async def _main(args: argparse.Namespace) -> int:
     except BackendError as problem:
         return report(problem)
     finally:
-        await backend.close()
+        try:
+            await backend.close()
+        except Exception as problem:  # what the verb did stands; say it once
+            log.warning("closing the project: %s", failures.one_line(problem))
 
 
 def report(problem: BackendError) -> int:
-    """Say what went wrong; the exit code it means."""
-    output.tell(f"remora: {problem}")
+    """Say what went wrong (in one line); the exit code it means."""
+    output.tell(f"remora: {failures.flat(str(problem), limit=1000)}")
     if problem.kind == "ambiguous":
         keys = ("id", "kind", "status", "file_path", "qualified_name", "node")
         rows = [
@@ -129,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     # its own progress and errors.
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    logging.basicConfig(level=level, stream=sys.stderr, format="remora: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        failures.PersonFormatter("remora: %(message)s", tracebacks=args.verbose >= 2)
+    )
+    logging.basicConfig(level=level, handlers=[handler])
+    logging.captureWarnings(True)  # a library's warning is a log line too
+    failures.quiet_threads()
     try:
         if args.verb_prepare is not None:
             args.verb_prepare(args)
@@ -138,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         return OK if getattr(args, "follow", False) else INTERRUPTED
     except BrokenPipeError:  # ``remora logs | head``
         return OK
+    except Exception as problem:  # an answer, never a traceback
+        failures.failed(args.verb, problem)
+        return FAILED
 
 
 if __name__ == "__main__":

@@ -3,12 +3,20 @@
 Listings go to stdout (``--json``: one JSON document; ``logs --json``: JSON
 lines); messages for the person — progress, errors, hints — go to stderr, so
 ``remora proposals --json | jq`` always gets clean JSON.
+
+Text for a person goes through :func:`visible`: what a model, a repository's
+file names or a store wrote can hold escape sequences a terminal would act on
+(``ESC [2K`` erases the line, ``ESC ]52`` writes the clipboard, a C1 ``CSI``
+does the same in one byte), so every control character but tab and newline is
+shown as ``\\x1b``. JSON output is the exact JSON of the same values, with
+DEL and C1 written as ``\\u009b`` escapes (JSON escapes C0 already).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -18,21 +26,39 @@ log = logging.getLogger(__name__)
 
 MAX_CELL = 60
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters a terminal acts on: C0 but tab and newline, DEL, C1."""
+
+JSON_UNSAFE = re.compile(r"[\x7f-\x9f]")
+"""What ``json.dumps(ensure_ascii=False)`` leaves raw and a terminal acts on."""
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character shown as ``\\xNN``."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def json_text(value: Any, indent: int | None = None) -> str:
+    """``value`` as JSON that is safe on a terminal (the same JSON value)."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    # Only strings can hold these characters: an escape there is the same value.
+    return JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 def emit_json(value: Any) -> None:
     """One JSON document on stdout."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(value, indent=2) + "\n")
 
 
 def emit_json_line(value: Any) -> None:
     """One JSON line on stdout, flushed (for ``logs -f --json | …``)."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(value) + "\n")
     sys.stdout.flush()
 
 
 def cell(value: Any, width: int = MAX_CELL) -> str:
     """A value as one short line."""
-    text = "" if value is None else " ".join(str(value).split())
+    text = "" if value is None else visible(" ".join(str(value).split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -57,12 +83,18 @@ def emit_table(
     if not rows:
         tell(empty)
         return
-    sys.stdout.write(table(headers, rows) + "\n")
+    sys.stdout.write(visible(table(headers, rows)) + "\n")
+
+
+def ask(prompt: str) -> None:
+    """A question for the person on stderr, the answer typed after it."""
+    sys.stderr.write(visible(prompt))
+    sys.stderr.flush()
 
 
 def tell(message: str) -> None:
     """A message for the person (stderr)."""
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(visible(message) + "\n")
     sys.stderr.flush()
 
 
@@ -130,5 +162,5 @@ def event_line(event: dict[str, Any]) -> str:
 
 def say(text: str = "") -> None:
     """One line of the command's own output (stdout; never used by the server)."""
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(visible(text) + "\n")
     sys.stdout.flush()

@@ -82,8 +82,27 @@ class Connection:
             self.writer.close()
 
     async def _send(self, message: dict[str, Any]) -> None:
+        try:
+            line = wire.encode(message)
+        except (TypeError, ValueError, RecursionError) as problem:
+            # Data JSON cannot carry (bytes in a damaged store's row): a request
+            # is still answered, with why; an event is skipped.
+            log.warning("cannot send a control message as JSON: %s", problem)
+            if "id" not in message:
+                return
+            line = wire.encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": wire.error(
+                        wire.INTERNAL_ERROR,
+                        f"the answer holds data JSON cannot carry ({problem}): "
+                        "is the store damaged?",
+                    ),
+                }
+            )
         async with self._write_lock:
-            self.writer.write(wire.encode(message))
+            self.writer.write(line)
             await self.writer.drain()
 
     async def _handle(self, line: bytes) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 from remora_core.model import ProposalStatus
 
@@ -26,9 +25,7 @@ async def run(args, backend) -> int:
     if args.json:
         output.emit_json(found)
         return 0
-    sys.stdout.write(
-        found["diff"] if found["diff"].endswith("\n") else found["diff"] + "\n"
-    )
+    output.say(found["diff"].removesuffix("\n"))
     if found["status"] != ProposalStatus.PENDING:
         output.tell(f"(this proposal is {found['status']})")
     return 0

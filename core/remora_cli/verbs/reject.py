@@ -40,8 +40,7 @@ def prepare(args) -> None:
     if not sys.stdin.isatty():
         args.feedback = ""
         return
-    sys.stderr.write(PROMPT)
-    sys.stderr.flush()
+    output.ask(PROMPT)
     args.feedback = sys.stdin.readline().strip()  # "" at end of input
 
 

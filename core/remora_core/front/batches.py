@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from remora_core.front.errors import InvalidArguments, NotFound
+from remora_core.front.errors import FrontError, InvalidArguments, NotFound
 from remora_core.graphs.spec import GraphInvalid
+from remora_core.history.checkpoints import DamagedCheckpoint
 
 if TYPE_CHECKING:
     from remora_core.front.startup import Startup
@@ -104,5 +105,7 @@ class Checkpoints:
         snapshots = await self._kept("restore checkpoints")
         try:
             return await snapshots.restore(checkpoint_id)
+        except DamagedCheckpoint as problem:
+            raise FrontError(str(problem)) from None
         except KeyError:
             raise NotFound(f"no checkpoint {checkpoint_id}") from None

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
+from remora_core import safe_git
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
@@ -277,17 +277,10 @@ def head_texts(root: Path, paths: list[str]) -> dict[str, str]:
     # ``HEAD:./path`` is relative to the project folder, which need not be the
     # repository's top.
     given = "".join(f"HEAD:./{p}\n" for p in asked).encode()
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "cat-file", "--batch"],
-            input=given,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    if done.returncode != 0:
+    # Read, never obeyed: a partial clone's missing blob is not fetched (the
+    # file then counts as not in HEAD), and no command of the repository runs.
+    done = safe_git.run(root, ["cat-file", "--batch"], given=given)
+    if done is None or done.returncode != 0:
         return {}
     found: dict[str, str] = {}
     out, at = done.stdout, 0

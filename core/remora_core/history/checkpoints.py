@@ -27,17 +27,16 @@ import base64
 import hashlib
 import json
 import logging
-import subprocess
+import sqlite3
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from remora_core import safe_git
 from remora_core.events.models import CheckpointCreated, CheckpointRestored
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from remora_core.parts_port import PartsPort
 
 log = logging.getLogger(__name__)
@@ -86,21 +85,57 @@ def _get(db: sqlite3.Connection, digest: str) -> Any:
     return json.loads(row[0]) if row else None
 
 
+class DamagedCheckpoint(ValueError):
+    """A checkpoint whose manifest or parts cannot be read (``str``: which)."""
+
+
+DAMAGE = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    RecursionError,
+    sqlite3.IntegrityError,
+    sqlite3.ProgrammingError,
+)
+"""What reading a damaged (or hostile, shipped) checkpoint raises: JSON that
+is not JSON or is nested deeper than the parser goes, parts of the wrong
+shape."""
+
+
+def _part(db: sqlite3.Connection, manifest: dict[str, Any], part: str) -> Any:
+    """A part the manifest names; a missing blob is damage, never "empty"
+    (that would empty the table it restores).
+    """
+    digest = manifest.get(part)
+    if not isinstance(digest, str):
+        raise ValueError(f"its manifest names no {part} part")
+    row = db.execute("SELECT body FROM blobs WHERE hash = ?", (digest,)).fetchone()
+    if row is None:
+        raise ValueError(f"its {part} part is missing from the store")
+    return json.loads(row[0])
+
+
+def _why(problem: BaseException) -> str:
+    """A damaged checkpoint's problem in a few words."""
+    if isinstance(problem, RecursionError):
+        return "its JSON is nested too deeply to read"
+    if isinstance(problem, json.JSONDecodeError | UnicodeDecodeError):
+        return "its JSON cannot be read"
+    if isinstance(problem, ValueError):
+        return " ".join(str(problem).split())[:200]
+    return f"its parts have the wrong shape ({type(problem).__name__})"
+
+
 def git_head(project: PartsPort) -> str | None:
     """The commit HEAD names, None without git."""
     if project.root is None or not (project.root / ".git").exists():
         return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(project.root), "rev-parse", "HEAD"],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+    done = safe_git.run(project.root, ["rev-parse", "HEAD"], timeout=30)
+    if done is None or done.returncode != 0:
         return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+    return done.stdout.decode(errors="replace").strip() or None
 
 
 class Checkpoints:
@@ -167,10 +202,22 @@ class Checkpoints:
             ).fetchone()
             if row is None:
                 return None
-            manifest = json.loads(row[0])
-            for part, (_, replaced) in PARTS.items():
-                _replace(db, part, replaced, _get(db, manifest[part]))
-            return _get(db, manifest["files"]) or []
+            try:
+                # Every part is read before any table changes; a damaged one
+                # rolls the whole transaction back.
+                manifest = json.loads(row[0])
+                if not isinstance(manifest, dict):
+                    raise ValueError("its manifest is not a JSON object")
+                stored = {part: _part(db, manifest, part) for part in (*PARTS, "files")}
+                for part, (_, replaced) in PARTS.items():
+                    _replace(db, part, replaced, stored[part])
+                files = stored["files"] or []
+                return [[path, digest] for path, digest in files]
+            except DAMAGE as problem:
+                raise DamagedCheckpoint(
+                    f"checkpoint {checkpoint_id} is damaged ({_why(problem)}); "
+                    "nothing was restored"
+                ) from None
 
         files = await database.transaction(work, "restoring a checkpoint")
         if files is None:
