@@ -20,9 +20,11 @@ does only what LSP adds:
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol.types import ErrorCodes
 from pygls.exceptions import JsonRpcException
 from remora_core.front.commands import COMMANDS
 from remora_core.front.errors import (
@@ -57,7 +59,7 @@ def _handler(entry: Command) -> Any:
             arguments = parse(
                 entry.arguments, _one_object(args, entry.name), entry.name
             )
-            return await _route(ls, entry, arguments)
+            return _sendable(await _route(ls, entry, arguments), entry.name)
         except FrontError as error:
             raise JsonRpcException(
                 str(error), code=error_code(error), data=error_data(error)
@@ -66,6 +68,23 @@ def _handler(entry: Command) -> Any:
     handle.__name__ = handle.__qualname__ = entry.name.replace(".", "_")
     handle.__doc__ = entry.summary
     return handle
+
+
+def _sendable(answer: Any, name: str) -> Any:
+    """``answer`` if JSON can carry it; else an error saying why. pygls would
+    fail to write it and the request would never be answered (bytes in a
+    damaged store's row).
+    """
+    try:
+        json.dumps(answer)
+    except (TypeError, ValueError, RecursionError) as problem:
+        log.warning("%s: cannot send the answer as JSON: %s", name, problem)
+        raise JsonRpcException(
+            f"Remora: {name}: the answer holds data JSON cannot carry "
+            f"({str(problem)[:200]}): is the store damaged?",
+            code=ErrorCodes.InternalError,
+        ) from None
+    return answer
 
 
 def _one_object(args: tuple[Any, ...], name: str) -> dict[str, Any]:

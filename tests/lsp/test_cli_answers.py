@@ -9,12 +9,15 @@ meets, it ends with one line on stderr saying what went wrong, the exit code
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import session
 from tests.lsp.helpers import eventually
@@ -217,3 +220,35 @@ async def test_through_a_server_a_damaged_row_is_answered_too(baseline, tmp_path
         assert "is the store damaged?" in said
         code, out, err = await remora(root, "nodes", "helper")  # still serving
         assert code == 0, err
+
+
+async def test_through_the_language_server_a_damaged_row_is_answered_too(
+    baseline, tmp_path
+):
+    """The editor's request gets an error saying why, not silence (pygls could
+    not write bytes and never answered).
+    """
+    root = tmp_path / "basic"
+    shutil.copytree(baseline, root)
+    async with session("neovim", root, {}) as client:
+        await eventually(lambda: (root / ".remora" / "control.sock").exists())
+        with sqlite3.connect(root / ".remora" / "remora.db") as db:
+            db.execute(*CORRUPT_CHECKPOINTS)
+        db.close()
+        with pytest.raises(JsonRpcException) as failure:
+            await asyncio.wait_for(
+                client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(
+                        command="remora.checkpoint.list", arguments=[{}]
+                    )
+                ),
+                30,
+            )
+        assert "JSON cannot carry" in str(failure.value)
+        assert "is the store damaged?" in str(failure.value)
+        found = await client.workspace_execute_command_async(  # still serving
+            types.ExecuteCommandParams(
+                command="remora.nodes.search", arguments=[{"query": "helper"}]
+            )
+        )
+        assert found

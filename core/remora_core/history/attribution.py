@@ -24,9 +24,10 @@ whole text.
 
 :func:`trailers` gives ``Remora-Agent: rm_… (pr_…)`` commit trailers for the
 accepted proposals whose lines are in the working text but not in ``HEAD``
-(not yet committed), for a person or a ``prepare-commit-msg`` hook. Only files
-git reports as changed or untracked can hold uncommitted lines; without git
-(or before the first commit) every file with accepted proposals is looked at.
+(not yet committed), for a person or a ``prepare-commit-msg`` hook. Each file
+with accepted proposals is compared with its text at ``HEAD`` (read through
+:mod:`remora_core.safe_git`); a file the same as at ``HEAD`` is skipped, and
+without git (or before the first commit) ``HEAD`` holds nothing.
 """
 
 from __future__ import annotations
