@@ -4,6 +4,8 @@ and writes the store, so a hostile reply and a deleted store meet it there.
 
 - Bounds on model output: a 10 MB tool argument is refused and the store
   keeps its size, sha256 and first kilobytes — ``.remora`` grows < 1 MB.
+- One writer per store: while ``remora ask`` holds the store, ``remora mcp``
+  reads but may not write.
 - No silent loss: ``.remora`` deleted while ``remora ask`` runs (what
   ``git clean -fdx`` in another terminal does): the command's close puts the
   store back, so the node ids and the proposal it made are still there, and
@@ -14,8 +16,11 @@ Run as a person runs it: the ``remora`` command line, a scripted model.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import shutil
+import sqlite3
 from typing import Any
 
 import yaml
@@ -23,6 +28,7 @@ import yaml
 from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.lsp.test_agent_runs import NEW_HELPER, settings
 from tests.lsp.test_command_line import HELPER, remora
+from tests.mcp.test_mcp_server import host_client, result_of
 
 
 def store_bytes(root) -> int:
@@ -78,3 +84,38 @@ async def test_a_store_deleted_while_the_cli_writes_keeps_ids_and_proposal(
         code, out, err = await remora(workspace, "proposals", "--json")
         assert code == 0, err
         assert [p["id"] for p in json.loads(out)] == [made["proposal_id"]]
+
+
+async def test_one_writer_when_the_cli_holds_the_store_and_an_mcp_host_asks(
+    workspace, person_files
+):
+    """One writer per store, with the command line and ``remora mcp`` as the
+    two writers: while ``remora ask`` holds the store (its model thinking), an
+    MCP host reads the project but its request to an agent is refused, naming
+    the owner; the store ends whole, every ``seq`` once.
+    """
+    with ModelServer() as model:
+        use(model, person_files)
+        model.reply_delay(4.0, Reply(text="Thought about it."))
+        asking = asyncio.ensure_future(remora(workspace, "ask", HELPER, "Think"))
+        lock = workspace / ".remora" / "owner.lock"
+        deadline = asyncio.get_running_loop().time() + 30
+        while not model.requests:  # the CLI owns the store and is waiting
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.1)
+        owner = json.loads(lock.read_text())["pid"]
+        async with host_client(workspace) as client:
+            card = result_of(await client.call_tool("node_card", {"node": HELPER}))
+            assert card["qualified_name"] == "Service.helper"
+            refused = await client.call_tool(
+                "ask_node", {"node": HELPER, "message": "Me too", "wait_s": 5}
+            )
+        assert refused.is_error
+        assert f"pid {owner}" in refused.content[0].text
+        code, out, err = await asking
+    assert code == 0, err
+    assert "Thought about it." in out
+    with contextlib.closing(sqlite3.connect(workspace / ".remora" / "remora.db")) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        seqs = [r[0] for r in db.execute("SELECT seq FROM events ORDER BY seq")]
+    assert seqs == list(range(1, len(seqs) + 1))
