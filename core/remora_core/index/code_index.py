@@ -234,8 +234,10 @@ class CodeIndex:
                 self.config.discovery.max_file_bytes,
                 self.config.secrets.exclude,
             )
-        except (SourceSkipped, PathRefused) as problem:
-            log.info("not reading %s: %s", path, problem)
+        except PathRefused as refused:
+            log.warning("not reading %s: %s", path, refused)
+            return None
+        except SourceSkipped:  # missing, too large, binary: the caller says
             return None
 
     def outline(self, path: str) -> list[CodeNode] | None:
