@@ -74,6 +74,15 @@ async def test_a_shipped_socket_link_never_deletes_the_persons_file(tmp_path):
     assert precious.read_text() == "years of work"
 
 
+async def test_no_socket_is_bound_through_a_store_folder_linked_out(tmp_path):
+    root, home = tmp_path / "repo", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    (root / ".remora").symlink_to(home)
+    async with control_server(root):
+        assert list(home.iterdir()) == []  # no store, no socket there
+
+
 async def test_a_socket_someone_else_owns_is_not_removed(tmp_path, caplog):
     root = tmp_path / "repo"
     (root / ".remora").mkdir(parents=True)

@@ -26,6 +26,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from remora_core.store import folder
+
 from remora_cli.control import wire
 from remora_cli.control.dispatch import Connection
 
@@ -90,8 +92,9 @@ async def serve_control(app: RemoraApp, editor: Editor | None) -> None:
     assert root is not None
     announced = wire.socket_path(root)
     try:
+        folder.check(announced.parent)  # never through a link, nor in theirs
         bound = wire.bind_path(root)
-    except OSError as problem:  # SocketRefused: not the person's alone
+    except OSError as problem:  # StoreRefused, SocketRefused: not the person's
         log.warning("no control socket for %s: %s", root, problem)
         return
     if not all(clear_stale(path) for path in dict.fromkeys((announced, bound))):
