@@ -90,23 +90,21 @@ def _private(directory: Path) -> os.stat_result:
 def runtime_directory(*, create: bool) -> Path:
     """The person's folder for sockets too long for the project (see the
     module doc); made with mode 0700 when ``create``; :class:`SocketRefused`
-    when it exists and is not theirs alone (or, not created, is missing).
+    when it exists and is not theirs alone (``FileNotFoundError`` when it is
+    missing and not created).
     """
     base = Path(tempfile.gettempdir())
     if xdg := os.environ.get("XDG_RUNTIME_DIR"):
         try:
             _private(Path(xdg))
             base = Path(xdg)
-        except (OSError, SocketRefused) as problem:
+        except OSError as problem:  # SocketRefused, or missing
             log.info("not using XDG_RUNTIME_DIR: %s", problem)
     directory = base / f"remora-{os.getuid()}"
     if create:
         with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
-    try:
-        _private(directory)
-    except FileNotFoundError:
-        raise SocketRefused(f"{directory} does not exist") from None
+    _private(directory)  # FileNotFoundError when missing and not created
     return directory
 
 
@@ -150,7 +148,7 @@ def connect_path(root: Path) -> Path | None:
     except SocketRefused as problem:
         log.warning("%s", problem)
         return None
-    except OSError:
+    except OSError:  # no runtime folder: no server made one
         return None
     return path if own_socket(path) else None
 
