@@ -143,6 +143,18 @@ async def test_a_fresh_runtime_folder_is_made_0700(tmp_path, runtime):
         assert [is_socket(p) for p in folder.iterdir()] == [True]
 
 
+async def test_a_client_finds_the_server_of_a_long_path(tmp_path, runtime):
+    root = long_root(tmp_path)
+    async with control_server(root):
+        backend = await ServerBackend.connect(root)
+        assert backend is not None
+        try:
+            info = await backend.call("server.info", {})
+        finally:
+            await backend.close()
+    assert info["pid"] == os.getpid()
+
+
 async def test_xdg_runtime_dir_is_preferred(tmp_path, runtime, monkeypatch):
     xdg = tmp_path / "run-user"
     xdg.mkdir(mode=0o700)
