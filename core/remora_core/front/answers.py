@@ -233,6 +233,19 @@ class RunRow(TypedDict):
     answered_by: NotRequired[str | None]
 
 
+class NodeSource(TypedDict):
+    """A node's current source, or why it is withheld."""
+
+    node_id: str
+    file_path: str
+    source: str | None
+    """The node's whole lines, from the open buffer, else the file (read
+    when asked)."""
+    withheld: str | None
+    """Why there is no source: the file matches ``secrets.exclude``, or it
+    cannot be read safely (outside the project, a link to a secret file)."""
+
+
 class LastSeq(TypedDict):
     """The ``seq`` of the newest event."""
 
