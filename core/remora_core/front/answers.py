@@ -186,8 +186,13 @@ class AppliedProposal(Applied):
 
 
 class Diff(TypedDict):
-    """A proposal's change."""
+    """A proposal's change, and where it is."""
 
+    uri: str
+    file_path: str
+    """Relative to the project root."""
+    start_byte: int
+    """Where its definition starts in the file (UTF-8 bytes) when proposed."""
     diff: str
     old_source: str
     new_source: str
