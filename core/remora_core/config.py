@@ -34,6 +34,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from remora_core.bounded_yaml import load_yaml
 from remora_core.user_files import read_user_config, user_config_path
 
 log = logging.getLogger(__name__)
@@ -279,7 +280,7 @@ def read_project_sources(root: Path) -> tuple[dict[str, Any], list[str]]:
     remora_yaml = root / "remora.yaml"
     if remora_yaml.is_file():
         try:
-            data = yaml.safe_load(remora_yaml.read_text(encoding="utf-8"))
+            data = load_yaml(remora_yaml.read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 raw = merge(raw, data)
             elif data is not None:
