@@ -145,7 +145,7 @@ def _class(glob: str, start: int, slashes: bool) -> tuple[str, int] | None:
     it is not closed (then ``[`` is itself, as in ``fnmatch``).
     """
     i = start + 1
-    negated = i < len(glob) and glob[i] in "!^"
+    negated = i < len(glob) and glob[i] == "!"  # fnmatch: [^a] holds ^ and a
     if negated:
         i += 1
     if i < len(glob) and glob[i] == "]":  # a leading ] is a member

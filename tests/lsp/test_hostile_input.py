@@ -69,9 +69,10 @@ async def hostile_session(workspace: Path, model: ModelServer):
     :data:`SESSION_S` in any case: a server stuck on a hostile file answers no
     shutdown, and its end may never be seen either.
     """
-    async with asyncio.timeout(SESSION_S), session(
-        EDITORS[0], workspace, settings(model)
-    ) as client:
+    async with (
+        asyncio.timeout(SESSION_S),
+        session(EDITORS[0], workspace, settings(model)) as client,
+    ):
         try:
             yield client
         except BaseException:

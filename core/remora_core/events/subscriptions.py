@@ -34,10 +34,10 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remora_core.events.models import Event
-from remora_core.globs import name_matches
+from remora_core.globs import check, name_matches
 
 MESSAGE_TYPES = ("human_chat", "agent_message", "rewrite_rejected")
 
@@ -53,6 +53,14 @@ class Pattern(BaseModel):
     path_glob: str | None = None
     tags: tuple[str, ...] | None = None
     nodes: tuple[str, ...] | None = None
+
+    @field_validator("path_glob", "from_agents")
+    @classmethod
+    def _usable_globs(cls, value: str | tuple[str, ...] | None) -> object:
+        """A glob too long to match is refused when subscribing (``globs.py``)."""
+        for glob in (value,) if isinstance(value, str) else value or ():
+            check(glob)
+        return value
 
     def matches(self, event: Event) -> bool:
         """Whether every field this pattern gives matches ``event``."""
