@@ -53,7 +53,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._nodes = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(AliasEvent):
             event = self.peek_event()
             raise ComposerError(

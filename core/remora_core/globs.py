@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pathspec
-import re2  # pyright: ignore[reportMissingTypeStubs]
+import re2
 
 log = logging.getLogger(__name__)
 
