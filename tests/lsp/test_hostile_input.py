@@ -224,3 +224,16 @@ async def test_remora_graph_run_on_a_billion_laughs_file_with_a_server(
             assert peak - baseline < GROWTH_MB
             assert memory_mb(pid, "VmHWM") - before < GROWTH_MB
     assert os.path.exists(hostile)
+
+
+async def test_remora_graph_run_on_a_billion_laughs_file_without_a_server(
+    workspace, tmp_path
+):
+    hostile = tmp_path / "laughs.yaml"
+    hostile.write_text(laughs(9))  # 9**9 strings: the CLI opens the project itself
+    code, err, peak = await run_cli(workspace, "graph", "run", str(hostile))
+    assert code == 2
+    assert err.startswith(f"remora: {hostile}: not a graph file: line 2, column")
+    assert "aliases (*name) are not allowed" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert peak < 400  # the CLI's own size: nothing expanded
