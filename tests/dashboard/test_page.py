@@ -1,0 +1,189 @@
+"""The dashboard in a real browser (Debian's Chromium): what a person sees
+and does on the page while agents run.
+
+The project is served by a real ``remora-lsp`` (a pytest-lsp client plays the
+editor) or, without one, opened by the dashboard itself; the model is the
+scripted server on 127.0.0.1; ``remora ask`` runs as a person runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import yaml
+
+from remora_lsp.testing.model_server import ModelServer
+from tests.dashboard.support import browser, dashboard, painted
+from tests.lsp.conftest import session
+from tests.lsp.helpers import Buffer, eventually
+from tests.lsp.test_agent_runs import (
+    DOCSTRING,
+    NEW_HELPER,
+    EditorEdits,
+    last_user_message,
+    settings,
+)
+from tests.lsp.test_command_line import HELPER, remora
+
+ANSWER = (
+    "It orders two b's. <b>not bold</b> <script>document.title='pwned'</script>"
+    "<img src=x onerror=\"document.title='pwned'\">"
+)
+"""A model's answer with HTML and script in it: the page must show it as text."""
+RUNNING = "#1f7ae0"
+IDLE = "#9aa5b1"
+SHOWN_S = 5.0
+"""A generous bound for what the page must show "within a second"."""
+
+
+async def open_node(page, name: str) -> str:
+    """Find a node with the page's search box and open its page; its id."""
+    await page.fill("#search", name)
+    link = page.locator("#search-results a").first
+    node_id = await link.get_attribute("data-node")
+    await link.click()
+    await page.wait_for_selector(f'.card[data-node="{node_id}"]')
+    return node_id
+
+
+async def colour(page, node_id: str) -> str:
+    return await page.evaluate(
+        "id => window.remoraGraph.getNodeAttribute(id, 'color')", node_id
+    )
+
+
+async def until(page, expression: str, argument=None, timeout_s: float = 60) -> None:
+    await page.wait_for_function(expression, arg=argument, timeout=timeout_s * 1000)
+
+
+async def socket_of(workspace) -> None:
+    sock = workspace / ".remora" / "control.sock"
+    await eventually(lambda: sock.exists() or sock.is_symlink())
+
+
+async def test_an_ask_from_the_cli_colours_the_node_and_its_answer_shows_as_text(
+    workspace,
+):
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)):
+            await socket_of(workspace)
+            async with dashboard(workspace) as url, browser() as page:
+                await page.goto(url)
+                await painted(page)
+                assert await page.title() == f"Remora · {workspace.name}"
+                node_id = await open_node(page, "helper")
+                assert await colour(page, node_id) == IDLE
+
+                model.reply_text(ANSWER, delay_s=2.0)
+                asking = asyncio.create_task(
+                    remora(workspace, "ask", HELPER, "What does helper do?", "--wait")
+                )
+                # Running: its colour in the graph, its state on its page.
+                await until(
+                    page,
+                    "([id, c]) => "
+                    "window.remoraGraph.getNodeAttribute(id, 'color') === c",
+                    [node_id, RUNNING],
+                )
+                await until(
+                    page,
+                    "() => document.querySelector('#node-status')"
+                    "?.textContent === 'running'",
+                )
+                code, _, err = await asking
+                assert code == 0, err
+                done = time.monotonic()
+                await until(
+                    page,
+                    "t => [...document.querySelectorAll('#conversation .agent .text')]"
+                    ".some(e => e.textContent === t)",
+                    ANSWER,
+                    timeout_s=SHOWN_S,
+                )
+                shown_after = time.monotonic() - done
+                print(f"answer on the page {shown_after:.2f} s after ask returned")
+                assert await colour(page, node_id) == IDLE
+                # The answer is text: no element made of it, no script run.
+                conversation = page.locator("#conversation")
+                assert await conversation.locator("script, img, b").count() == 0
+                assert "<script>document.title='pwned'</script>" in (
+                    await conversation.text_content()
+                )
+                assert await page.title() == f"Remora · {workspace.name}"
+                # The run is listed, done.
+                await page.click("nav button[data-tab=runs]")
+                await until(
+                    page,
+                    "() => document.querySelector('#tab-runs tr[data-status=done]')",
+                )
+                assert not page.problems  # type: ignore[attr-defined]
+
+
+async def test_a_proposal_accepted_on_the_page_changes_the_editors_buffer(workspace):
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            await socket_of(workspace)
+            buffer = Buffer(client, "pkg/service.py")  # open in the editor
+            edits = EditorEdits(client, buffer)
+            model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+            model.reply_text("Added a docstring.")
+            code, _, err = await remora(
+                workspace, "ask", HELPER, "Docstring please", "--wait"
+            )
+            assert code == 0, err
+            async with dashboard(workspace) as url, browser() as page:
+                await page.goto(url)
+                await painted(page)
+                await open_node(page, "helper")
+                pending = page.locator(".proposal.pending")
+                assert DOCSTRING in await pending.locator("pre.diff").text_content()
+                await pending.locator("button.accept").click()
+                await eventually(lambda: DOCSTRING in buffer.text)
+                assert len(edits.requests) == 1  # through the editor, once
+                assert DOCSTRING not in (workspace / "pkg/service.py").read_text()
+                await page.wait_for_selector(".proposal.accepted")
+                assert "applied" in await page.text_content("#toast")
+                assert not page.problems  # type: ignore[attr-defined]
+
+
+async def test_without_a_server_a_reject_from_the_page_sends_its_feedback_to_the_model(
+    workspace, person_files
+):
+    with ModelServer() as model:
+        config = person_files / "config" / "config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    **settings(model),
+                    "model": {**settings(model)["model"], "preload": False},
+                }
+            )
+        )
+        async with dashboard(workspace) as url, browser() as page:
+            # The dashboard owns the project: the CLI goes through it.
+            model.reply_tool_call("rewrite_self", {"new_source": NEW_HELPER})
+            model.reply_text("Added a docstring.")
+            code, _, err = await remora(
+                workspace, "ask", HELPER, "Docstring please", "--wait"
+            )
+            assert code == 0, err
+            assert "via server" in err
+            await page.goto(url)
+            await painted(page)
+            await open_node(page, "helper")
+            pending = page.locator(".proposal.pending")
+            asked_before = len(model.requests)
+            model.reply_text("I will keep it to one line.")
+            await pending.locator("textarea.feedback").fill("use a one-line docstring")
+            await pending.locator("button.reject").click()
+            await eventually(lambda: len(model.requests) > asked_before, timeout=60)
+            assert "use a one-line docstring" in last_user_message(model)
+            await page.wait_for_selector(".proposal.rejected .feedback-given")
+            assert DOCSTRING not in (workspace / "pkg/service.py").read_text()
+            await until(
+                page,
+                "() => [...document.querySelectorAll('#conversation .text')]"
+                ".some(e => e.textContent === 'I will keep it to one line.')",
+            )
+            assert not page.problems  # type: ignore[attr-defined]
