@@ -12,7 +12,13 @@ import http.client
 import json
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
+from remora_lsp.testing.model_server import ModelServer
 from tests.dashboard.support import dashboard
+from tests.lsp.helpers import eventually
+from tests.lsp.test_agent_runs import settings
+from tests.lsp.test_command_line import HELPER
 
 
 def request(
@@ -115,3 +121,71 @@ async def test_the_page_needs_its_token_and_its_own_host(workspace):
             {"command": "remora.node.get", "arguments": {"node_id": "rm_nothere1"}},
         )
         assert status == 404 and "no node" in json.loads(text)["error"]["message"]
+
+
+def stream_ids(
+    url: str, headers: dict[str, str], count: int, path: str = "/api/events"
+) -> list[int]:
+    """The ids of the first ``count`` server-sent events at ``path``."""
+    where = urlsplit(url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    try:
+        connection.request("GET", path, headers=headers)
+        answer = connection.getresponse()
+        assert answer.status == 200
+        assert answer.getheader("content-type", "").startswith("text/event-stream")
+        ids: list[int] = []
+        while len(ids) < count:
+            line = answer.readline().decode()
+            assert line, "the stream ended"
+            if line.startswith("id:"):
+                ids.append(int(line.split(":", 1)[1]))
+        return ids
+    finally:
+        connection.close()
+
+
+async def test_the_event_stream_resumes_after_the_last_event_id(
+    workspace, person_files
+):
+    with ModelServer() as model:
+        (person_files / "config" / "config.yaml").write_text(
+            yaml.safe_dump(settings(model))
+        )
+        async with dashboard(workspace) as url:
+            header = {"X-Remora-Token": token_of(url)}
+
+            async def call(command: str, arguments: dict) -> object:
+                status, _, text = await asyncio.to_thread(
+                    request,
+                    url,
+                    "POST",
+                    "/api/call",
+                    header,
+                    {"command": command, "arguments": arguments},
+                )
+                assert status == 200, text
+                return json.loads(text)["result"]
+
+            model.reply_text("Hello.")
+            await call("remora.agent.chat", {"node_id": HELPER, "message": "Hi"})
+
+            async def done() -> bool:
+                runs = await call("remora.runs.list", {})
+                return bool(runs) and runs[0]["status"] == "done"  # type: ignore[index]
+
+            await eventually(done)
+            seqs = [e["seq"] for e in await call("remora.events.list", {})]  # type: ignore[union-attr]
+            assert len(seqs) >= 4
+            middle = seqs[len(seqs) // 2]
+            after = [s for s in seqs if s > middle]
+            # As a reconnecting EventSource does: the id it saw last.
+            ids = await asyncio.to_thread(
+                stream_ids, url, {**header, "Last-Event-ID": str(middle)}, len(after)
+            )
+            assert ids == after
+            # A first connection says where to start with ?since=.
+            ids = await asyncio.to_thread(
+                stream_ids, url, header, 2, f"/api/events?since={seqs[0]}"
+            )
+            assert ids == seqs[1:3]
