@@ -33,6 +33,7 @@ ANSWER = (
 """A model's answer with HTML and script in it: the page must show it as text."""
 RUNNING = "#1f7ae0"
 IDLE = "#9aa5b1"
+AWAITING_REVIEW = "#9b51e0"
 SHOWN_S = 5.0
 """A generous bound for what the page must show "within a second"."""
 
@@ -135,7 +136,9 @@ async def test_a_proposal_accepted_on_the_page_changes_the_editors_buffer(worksp
             async with dashboard(workspace) as url, browser() as page:
                 await page.goto(url)
                 await painted(page)
-                await open_node(page, "helper")
+                node_id = await open_node(page, "helper")
+                # A proposal waits for the person: the node says so.
+                assert await colour(page, node_id) == AWAITING_REVIEW
                 pending = page.locator(".proposal.pending")
                 assert DOCSTRING in await pending.locator("pre.diff").text_content()
                 await pending.locator("button.accept").click()
@@ -144,6 +147,12 @@ async def test_a_proposal_accepted_on_the_page_changes_the_editors_buffer(worksp
                 assert DOCSTRING not in (workspace / "pkg/service.py").read_text()
                 await page.wait_for_selector(".proposal.accepted")
                 assert "applied" in await page.text_content("#toast")
+                await until(
+                    page,
+                    "([id, c]) => "
+                    "window.remoraGraph.getNodeAttribute(id, 'color') === c",
+                    [node_id, IDLE],
+                )
                 assert not page.problems  # type: ignore[attr-defined]
 
 

@@ -39,10 +39,15 @@ export function stateAfter(event) {
   }
 }
 
-/** What the server said of a node (its pending proposals count). */
+/** What the server said of a node's agent (a fresh load forgets the rest). */
 export function known(nodeId, status) {
-  if (status === "awaiting_review" && !pending.has(nodeId)) pending.set(nodeId, new Set(["?"]));
   if (status === "idle") pending.delete(nodeId);
+}
+
+/** The proposals waiting for the person: their nodes await review. */
+export function awaiting(proposals) {
+  for (const p of proposals) add(p.node_id, p.id);
+  return [...pending.keys()];
 }
 
 function add(node, proposal) {
@@ -54,7 +59,6 @@ function drop(node, proposal) {
   const ids = pending.get(node);
   if (!ids) return;
   ids.delete(proposal);
-  ids.delete("?");
   if (!ids.size) pending.delete(node);
 }
 

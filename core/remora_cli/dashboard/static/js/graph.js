@@ -10,7 +10,7 @@ import { COLOURS, FILE_COLOUR, known } from "./agents.js";
 
 const PAGE = 5000;
 const GOLDEN = Math.PI * (3 - Math.sqrt(5));
-const CALL_COLOUR = "#f0b429";
+const CALL_COLOUR = "#829ab1";
 const CONTAINS_COLOUR = "#d9e2ec";
 
 export class GraphView {
@@ -50,7 +50,7 @@ export class GraphView {
     }
     const files = children.get("") || [];
     files.forEach((file, i) => {
-      const radius = 40 * Math.sqrt(i);
+      const radius = 110 * Math.sqrt(i);
       this.place(file, radius * Math.cos(i * GOLDEN), radius * Math.sin(i * GOLDEN), 9, children);
     });
     // Definitions whose container is not in the graph (an orphaned parent).
@@ -67,7 +67,7 @@ export class GraphView {
     }
     if (!this.renderer) {
       this.renderer = new Sigma(graph, this.container, {
-        labelRenderedSizeThreshold: 6,
+        labelRenderedSizeThreshold: 4,
         defaultEdgeType: "line",
         zIndex: true,
       });
@@ -133,7 +133,9 @@ export class GraphView {
     this.graph.setNodeAttribute(nodeId, "highlighted", true);
     const at = this.renderer.getNodeDisplayData(nodeId);
     if (!at) return;
-    const ratio = this.graph.getNodeAttribute(nodeId, "kind") === "file" ? 0.08 : 0.03;
+    // Close enough to read a module's definitions, whatever the project's size.
+    const near = Math.min(1, Math.sqrt(60 / this.graph.order));
+    const ratio = this.graph.getNodeAttribute(nodeId, "kind") === "file" ? 2 * near : near;
     this.renderer.getCamera().animate({ x: at.x, y: at.y, ratio }, { duration: 400 });
   }
 

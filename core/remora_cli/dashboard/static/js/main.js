@@ -3,7 +3,7 @@
 
 import { call, follow } from "./api.js";
 import { COLOURS } from "./agents.js";
-import { stateAfter, nodesOf } from "./agents.js";
+import { awaiting, nodesOf, stateAfter } from "./agents.js";
 import { debounce, h, show, toast } from "./dom.js";
 import { EventsPanel } from "./events.js";
 import { GraphView } from "./graph.js";
@@ -41,7 +41,7 @@ const quietly = (work) => () => work().catch((error) => toast(error.message, tru
 const refreshRuns = debounce(quietly(() => runs.refresh()), REFRESH_MS);
 const refreshNode = debounce(quietly(() => nodePanel.refresh()), REFRESH_MS);
 const refreshGraphRuns = debounce(quietly(() => graphRuns.refresh()), REFRESH_MS * 3);
-const reloadGraph = debounce(quietly(() => graph.load().then(paintNote)), 2000);
+const reloadGraph = debounce(quietly(() => graph.load().then(paintNote).then(markAwaiting)), 2000);
 
 function onEvent(event) {
   events.add(event);
@@ -61,6 +61,13 @@ function paintNote({ ms, nodes, calls }) {
   window.remoraGraph = graph.graph;
   show($("graph-status"), `${nodes} nodes, ${calls} calls · painted in ${Math.round(ms)} ms`);
   document.body.dataset.graph = "painted";
+}
+
+/** Nodes with proposals waiting for the person look it (the engine's own
+ * state says only whether the agent is idle). */
+async function markAwaiting() {
+  const pending = await call("remora.proposals.list", { status: "pending" });
+  for (const nodeId of awaiting(pending)) if (graph.state(nodeId) === "idle") graph.setState(nodeId, "awaiting_review");
 }
 
 function legend() {
@@ -110,7 +117,7 @@ async function start() {
   await Promise.all([
     runs.refresh(),
     graphRuns.refresh(),
-    graph.load().then(paintNote),
+    graph.load().then(paintNote).then(markAwaiting),
   ]);
 }
 

@@ -28,7 +28,8 @@ export class NodePanel {
     ]);
     if (this.nodeId !== nodeId) return; // another node was picked meanwhile
     const mine = proposals.filter((p) => p.node_id === card.id);
-    this.onChanged(card.id, card.agent_status);
+    const waiting = card.agent_status === "idle" && card.pending_proposals > 0;
+    this.onChanged(card.id, waiting ? "awaiting_review" : card.agent_status);
     const keepChat = this.element.querySelector("#chat-text")?.value || "";
     show(
       this.element,
