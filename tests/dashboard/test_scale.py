@@ -56,6 +56,15 @@ async def test_a_10000_node_graph_paints(tmp_path):
         assert paint["nodes"] == NODES
         assert paint["calls"] >= PACKAGES * MODULES * (FUNCTIONS - 1 + METHODS - 1)
         assert paint["ms"] < BOUND_S * 1000
+        cdp = await page.context.new_cdp_session(page)
+        await cdp.send("Performance.enable")
+        metrics = {
+            m["name"]: m["value"]
+            for m in (await cdp.send("Performance.getMetrics"))["metrics"]
+        }
+        heap_mb = metrics["JSHeapUsedSize"] / 2**20
+        print(f"the page's JavaScript heap: {heap_mb:.0f} MB")
+        assert heap_mb < 500
         # Search finds one node among them and zooms to it.
         await page.fill("#search", "pkg07/mod13.py Thing13.m4")
         await page.locator("#search-results a").first.click()

@@ -9,6 +9,8 @@ import { call } from "./api.js";
 import { COLOURS, FILE_COLOUR, known } from "./agents.js";
 
 const PAGE = 5000;
+const FILE_SIZE = 10;
+const CHILD_SCALE = 0.4;
 const GOLDEN = Math.PI * (3 - Math.sqrt(5));
 const CALL_COLOUR = "#829ab1";
 const CONTAINS_COLOUR = "#d9e2ec";
@@ -49,12 +51,19 @@ export class GraphView {
       children.get(parent).push(node);
     }
     const files = children.get("") || [];
+    const layout = new Map(); // id -> [dx, dy] from its container
+    const extents = files.map((file) => arrange(file, FILE_SIZE, children, layout));
+    const spacing = spread(extents.reduce((a, b) => Math.max(a, b), 1));
     files.forEach((file, i) => {
-      const radius = 110 * Math.sqrt(i);
-      this.place(file, radius * Math.cos(i * GOLDEN), radius * Math.sin(i * GOLDEN), 9, children);
+      const radius = spacing * Math.sqrt(i);
+      this.place(file, radius * Math.cos(i * GOLDEN), radius * Math.sin(i * GOLDEN), FILE_SIZE, children, layout);
     });
     // Definitions whose container is not in the graph (an orphaned parent).
-    for (const node of nodes) if (!graph.hasNode(node.id)) this.place(node, 0, 0, 3, children);
+    for (const node of nodes) {
+      if (graph.hasNode(node.id)) continue;
+      arrange(node, FILE_SIZE / 2, children, layout);
+      this.place(node, 0, 0, FILE_SIZE / 2, children, layout);
+    }
     for (const node of nodes) {
       if (node.parent_id && graph.hasNode(node.parent_id) && !graph.hasEdge(node.parent_id, node.id)) {
         graph.addDirectedEdge(node.parent_id, node.id, { color: CONTAINS_COLOUR, size: 0.5 });
@@ -67,7 +76,11 @@ export class GraphView {
     }
     if (!this.renderer) {
       this.renderer = new Sigma(graph, this.container, {
-        labelRenderedSizeThreshold: 4,
+        labelRenderedSizeThreshold: 6,
+        // Sizes in the layout's units: zooming in spreads a module out
+        // instead of swelling its discs into each other.
+        itemSizesReference: "positions",
+        zoomToSizeRatioFunction: (ratio) => ratio,
         defaultEdgeType: "line",
         zIndex: true,
       });
@@ -77,7 +90,7 @@ export class GraphView {
     }
   }
 
-  place(node, x, y, size, children) {
+  place(node, x, y, size, children, layout) {
     this.graph.addNode(node.id, {
       x,
       y,
@@ -91,12 +104,10 @@ export class GraphView {
       zIndex: node.kind === "file" ? 0 : 1,
     });
     known(node.id, node.agent_status);
-    const inside = children.get(node.id) || [];
-    inside.forEach((child, j) => {
-      const r = 2.2 * size * Math.sqrt(j + 1) / Math.sqrt(inside.length + 1) + size;
-      const angle = j * GOLDEN;
-      this.place(child, x + r * Math.cos(angle), y + r * Math.sin(angle), Math.max(3, size * 0.6), children);
-    });
+    for (const child of children.get(node.id) || []) {
+      const [dx, dy] = layout.get(child.id);
+      this.place(child, x + dx, y + dy, size * CHILD_SCALE, children, layout);
+    }
   }
 
   /** Recolour a node for its agent's new state. */
@@ -143,6 +154,30 @@ export class GraphView {
   reset() {
     this.renderer?.getCamera().animatedReset({ duration: 400 });
   }
+}
+
+/** Lay out `node`'s definitions around it (each on a sunflower spiral far
+ * enough out for their own definitions not to overlap); `node`'s radius with
+ * all of them. Offsets go to `layout`. */
+function arrange(node, size, children, layout) {
+  const inside = children.get(node.id) || [];
+  if (!inside.length) return size;
+  const extents = inside.map((child) => arrange(child, size * CHILD_SCALE, children, layout));
+  const widest = extents.reduce((a, b) => Math.max(a, b), 0);
+  const step = spread(widest);
+  const first = Math.ceil(((size + widest) / step) ** 2);
+  inside.forEach((child, j) => {
+    const radius = step * Math.sqrt(first + j);
+    const angle = (first + j) * GOLDEN;
+    layout.set(child.id, [radius * Math.cos(angle), radius * Math.sin(angle)]);
+  });
+  return step * Math.sqrt(first + inside.length - 1) + widest;
+}
+
+/** The spiral's step for discs of radius `extent` not to overlap (its
+ * nearest neighbours are about 1.7 steps apart), with a little air. */
+function spread(extent) {
+  return (2.4 * extent) / 1.7;
 }
 
 function colour(kind, status) {
