@@ -196,3 +196,55 @@ async def test_without_a_server_a_reject_from_the_page_sends_its_feedback_to_the
                 ".some(e => e.textContent === 'I will keep it to one line.')",
             )
             assert not page.problems  # type: ignore[attr-defined]
+
+
+async def test_a_run_is_cancelled_from_the_runs_panel_and_its_events_are_filtered(
+    workspace, person_files
+):
+    with ModelServer() as model:
+        wanted = settings(model)
+        wanted["model"]["preload"] = False
+        (person_files / "config" / "config.yaml").write_text(yaml.safe_dump(wanted))
+        async with dashboard(workspace) as url, browser() as page:
+            refused = await page.goto(url.split("?")[0])
+            assert refused is not None and refused.status == 403
+            assert "Open the URL" in await page.text_content("body")
+            page.problems.clear()  # type: ignore[attr-defined]  # those 403s
+            await page.goto(url)
+            await painted(page)
+            model.reply_delay(60)
+            code, out, err = await remora(workspace, "ask", HELPER, "Take your time")
+            assert code == 0, err
+            run_id = out.strip()
+            row = page.locator(f'#tab-runs tr[data-run="{run_id}"]')
+            await row.and_(page.locator("[data-status=running]")).wait_for()
+            await row.locator("button.cancel").click()
+            await page.locator(
+                f'#tab-runs tr[data-run="{run_id}"][data-status=cancelled]'
+            ).wait_for()
+
+            await page.click("nav button[data-tab=events]")
+            await page.fill("#event-type", "agent_*")
+            await until(
+                page,
+                "() => document.querySelector("
+                "'#event-list li[data-type=agent_cancelled]')",
+            )
+            types = await page.locator("#event-list li").evaluate_all(
+                "rows => rows.map(r => r.dataset.type)"
+            )
+            assert types and all(t.startswith("agent_") for t in types), types
+            node_id = await page.locator(
+                f'#tab-runs tr[data-run="{run_id}"] a'
+            ).get_attribute("data-node")
+            await page.fill("#event-type", "")
+            await page.fill("#event-node", node_id)
+            await until(
+                page,
+                "() => document.querySelector('#event-list li[data-type=human_chat]')",
+            )
+            shown = await page.locator("#event-list li .what").all_text_contents()
+            assert shown and all(node_id in line for line in shown), shown
+            await page.fill("#event-node", "rm_nobody")
+            await until(page, "() => !document.querySelector('#event-list li')")
+            assert not page.problems  # type: ignore[attr-defined]

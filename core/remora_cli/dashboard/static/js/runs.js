@@ -34,7 +34,7 @@ export class RunsPanel {
         h(
           "tr",
           { dataset: { run: run.id || "", status: run.status } },
-          h("td", {}, h("a", { href: "#", onclick: (e) => (e.preventDefault(), this.onPick(run.node.id)) }, run.node.name || run.node.id)),
+          h("td", {}, h("a", { href: "#", dataset: { node: run.node.id }, onclick: (e) => (e.preventDefault(), this.onPick(run.node.id)) }, run.node.name || run.node.id)),
           h("td", {}, h("span", { class: `status ${run.status}` }, run.status)),
           h("td", { title: run.trigger.text }, run.trigger.kind, ": ", short(run.trigger.text)),
           h("td", { title: run.outcome || "" }, short(run.outcome || "")),
