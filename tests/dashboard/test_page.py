@@ -9,8 +9,10 @@ scripted server on 127.0.0.1; ``remora ask`` runs as a person runs it.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
+import pytest
 import yaml
 
 from remora_lsp.testing.model_server import ModelServer
@@ -24,7 +26,9 @@ from tests.lsp.test_agent_runs import (
     last_user_message,
     settings,
 )
+from tests.lsp.test_batch_cli import GRAPH
 from tests.lsp.test_command_line import HELPER, remora
+from tests.lsp.test_graphs import respond
 
 ANSWER = (
     "It orders two b's. <b>not bold</b> <script>document.title='pwned'</script>"
@@ -247,4 +251,34 @@ async def test_a_run_is_cancelled_from_the_runs_panel_and_its_events_are_filtere
             assert shown and all(node_id in line for line in shown), shown
             await page.fill("#event-node", "rm_nobody")
             await until(page, "() => !document.querySelector('#event-list li')")
+            assert not page.problems  # type: ignore[attr-defined]
+
+
+@pytest.mark.workspace("batch")
+async def test_a_graph_run_shows_its_steps_per_node(workspace, person_files):
+    graphs = workspace / ".remora" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "docs.yaml").write_text(yaml.safe_dump(GRAPH))
+    with ModelServer(responder=respond) as model:
+        wanted = settings(model)
+        wanted["model"]["preload"] = False
+        (person_files / "config" / "config.yaml").write_text(yaml.safe_dump(wanted))
+        async with dashboard(workspace) as url, browser() as page:
+            await page.goto(url)
+            await painted(page)
+            await page.click("nav button[data-tab=graph-runs]")
+            code, out, err = await remora(
+                workspace, "graph", "run", "docs", "--wait", "--json"
+            )
+            assert code == 0, err
+            status = json.loads(out)
+            [[node, _proposal]] = status["proposals"].items()
+            run_id = status["graph_run_id"]
+            link = page.locator(f"#tab-graph-runs a:text-is('{run_id}')")
+            await link.wait_for()  # listed live, from the graph's events
+            await link.click()
+            step = page.locator("#tab-graph-runs .step")
+            await step.wait_for()
+            assert await step.locator("h4").text_content() == "docs"
+            assert await step.locator("li").all_text_contents() == [f"{node} completed"]
             assert not page.problems  # type: ignore[attr-defined]
