@@ -45,6 +45,7 @@ const reloadGraph = debounce(quietly(() => graph.load().then(paintNote).then(mar
 
 function onEvent(event) {
   events.add(event);
+  window.remoraLastSeq = event.seq; // how far the page has got (tests, console)
   const state = stateAfter(event);
   const about = nodesOf(event);
   if (state) for (const id of [event.agent_id || event.node_id]) if (id) graph.setState(id, state);
