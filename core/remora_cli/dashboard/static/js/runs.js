@@ -16,6 +16,8 @@ export class RunsPanel {
     const runs = await call("remora.runs.list", { limit: 100 });
     const live = runs.filter((r) => LIVE.has(r.status));
     const ended = runs.filter((r) => !LIVE.has(r.status));
+    const count = (status) => live.filter((r) => r.status === status).length;
+    show(document.getElementById("totals"), `running ${count("running")} · queued ${count("queued")} · waiting for you ${count("waiting")}`);
     show(
       this.element,
       h("h2", {}, `Now (${live.length})`),
