@@ -63,7 +63,7 @@ async def dashboard(root: Path, *args: str) -> AsyncIterator[str]:
         code = await asyncio.wait_for(process.wait(), 30)
         err = (await process.stderr.read()).decode()
         assert code == 0, f"remora dashboard exited {code}: {err}"
-        assert "Traceback" not in err, err
+        assert "Traceback" not in err and "ERROR" not in err, err
 
 
 def need_chromium() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import threading
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -189,3 +190,32 @@ async def test_the_event_stream_resumes_after_the_last_event_id(
                 stream_ids, url, header, 2, f"/api/events?since={seqs[0]}"
             )
             assert ids == seqs[1:3]
+
+
+def listen(url: str, token: str, opened: threading.Event) -> None:
+    """Hold the event stream open until the server closes it."""
+    where = urlsplit(url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
+    try:
+        connection.request("GET", "/api/events", headers={"X-Remora-Token": token})
+        answer = connection.getresponse()
+        opened.set()
+        while answer.readline():
+            pass
+    except OSError:
+        pass
+    finally:
+        connection.close()
+
+
+async def test_ctrl_c_ends_the_dashboard_cleanly_with_a_stream_open(workspace):
+    opened = threading.Event()
+    async with dashboard(workspace) as url:
+        listener = threading.Thread(
+            target=listen, args=(url, token_of(url), opened), daemon=True
+        )
+        listener.start()
+        assert await asyncio.to_thread(opened.wait, 30)
+    # dashboard() checked: exit 0, no traceback, no error logged.
+    await asyncio.to_thread(listener.join, 30)
+    assert not listener.is_alive()

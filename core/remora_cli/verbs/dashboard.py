@@ -40,6 +40,18 @@ class _Server(uvicorn.Server):
     returns instead, and the project closes whole.
     """
 
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        logging.getLogger("uvicorn.error").addFilter(self._quiet_on_exit)
+
+    def _quiet_on_exit(self, record: logging.LogRecord) -> bool:
+        """Drop uvicorn's complaint about open event streams when stopping:
+        sse-starlette ends them as the server exits, without a last frame
+        (the browser's EventSource just loses its connection), which uvicorn
+        logs as an incomplete response — not an error of anyone's.
+        """
+        return not (self.should_exit and "without completing" in record.getMessage())
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         if threading.current_thread() is not threading.main_thread():
