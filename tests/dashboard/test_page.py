@@ -282,3 +282,25 @@ async def test_a_graph_run_shows_its_steps_per_node(workspace, person_files):
             assert await step.locator("h4").text_content() == "docs"
             assert await step.locator("li").all_text_contents() == [f"{node} completed"]
             assert not page.problems  # type: ignore[attr-defined]
+
+
+async def test_when_the_editors_server_stops_the_page_says_so(workspace):
+    with ModelServer() as model:
+        lsp = session("neovim", workspace, settings(model))
+        await lsp.__aenter__()
+        try:
+            await socket_of(workspace)
+            async with dashboard(workspace) as url, browser() as page:
+                await page.goto(url)
+                await painted(page)
+                await page.wait_for_selector("#connection.live")
+                await lsp.__aexit__(None, None, None)
+                lsp = None
+                await page.wait_for_selector("#connection.lost")
+                await page.fill("#search", "helper")
+                await page.locator("#search-results a").first.click()
+                await page.wait_for_selector("#toast.bad")
+                assert "server" in await page.text_content("#toast")
+        finally:
+            if lsp is not None:
+                await lsp.__aexit__(None, None, None)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -92,11 +92,17 @@ def build(backend: Backend, token: str, port: int) -> Guard:
             return JSONResponse({"result": await backend.call(command, arguments)})
         except BackendError as problem:
             return _error(STATUS.get(problem.kind, 500), str(problem), problem.kind)
+        except OSError as problem:  # the owning server's socket is gone
+            message = f"the Remora server stopped ({problem}): restart the dashboard"
+            return _error(503, message, "failed")
 
-    async def events(request: Request) -> EventSourceResponse:
+    async def events(request: Request) -> Response:
         since = _since(request)
         if since is None:
-            since = (await backend.call("remora.events.last_seq", {}))["seq"]
+            try:
+                since = (await backend.call("remora.events.last_seq", {}))["seq"]
+            except BackendError as problem:
+                return _error(503, str(problem), problem.kind)
         return EventSourceResponse(_stream(backend, since), ping=15)
 
     routes = [
@@ -118,8 +124,13 @@ def _since(request: Request) -> int | None:
 
 
 async def _stream(backend: Backend, since: int) -> AsyncIterator[dict[str, Any]]:
-    async for event in backend.follow(since):
-        yield {"id": str(event["seq"]), "data": json.dumps(event)}
+    try:
+        async for event in backend.follow(since):
+            yield {"id": str(event["seq"]), "data": json.dumps(event)}
+    except BackendError as problem:
+        # The owning server stopped (its editor closed): the stream ends, the
+        # page says it lost the connection; the person restarts the dashboard.
+        log.warning("%s: restart remora dashboard", problem)
 
 
 def _error(status: int, message: str, kind: str = "invalid") -> JSONResponse:
