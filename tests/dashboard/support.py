@@ -60,7 +60,12 @@ async def dashboard(root: Path, *args: str) -> AsyncIterator[str]:
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGINT)
-        code = await asyncio.wait_for(process.wait(), 30)
+        try:
+            code = await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            process.kill()  # never left behind
+            await process.wait()
+            raise AssertionError("remora dashboard did not end on Ctrl-C") from None
         err = (await process.stderr.read()).decode()
         assert code == 0, f"remora dashboard exited {code}: {err}"
         assert "Traceback" not in err and "ERROR" not in err, err
