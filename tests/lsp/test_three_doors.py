@@ -63,6 +63,8 @@ CASES: list[tuple[str, Args]] = [
     ("remora.node.at", lambda w: {"path": "pkg/service.py", "position": w.at}),
     ("remora.node.events", lambda w: {"node_id": HELPER, "limit": 5}),
     ("remora.nodes.search", lambda w: {"query": "helper"}),
+    ("remora.nodes.graph", lambda w: {}),
+    ("remora.nodes.graph", lambda w: {"offset": 2, "limit": 3}),
     ("remora.agent.chat", lambda w: {"node_id": HELPER, "message": "Who are you?"}),
     ("remora.agent.history", lambda w: {"node_id": HELPER}),
     ("remora.runs.list", lambda w: {}),

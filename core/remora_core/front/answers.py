@@ -33,6 +33,26 @@ class NodeMatch(NodeRef):
     agent_status: str
 
 
+class GraphNode(NodeMatch):
+    """A node of the project graph: its agent's status and its container."""
+
+    parent_id: str | None
+    """The node that contains it (a file contains classes and functions)."""
+
+
+class NodeGraphPage(TypedDict):
+    """A page of the project's node graph."""
+
+    nodes: list[GraphNode]
+    """Active nodes, by file path and line."""
+    calls: list[list[str]]
+    """``[caller id, callee id]``: the calls made by this page's nodes."""
+    total: int
+    """How many active nodes the project has."""
+    next_offset: int | None
+    """The ``offset`` of the next page (None: this was the last)."""
+
+
 class Party(TypedDict):
     """Another agent in a conversation."""
 
