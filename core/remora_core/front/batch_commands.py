@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from remora_core.front import answers
 from remora_core.front.arguments import (
@@ -54,6 +54,16 @@ class CheckpointArgs(Arguments):
     """A checkpoint."""
 
     checkpoint_id: CheckpointIdField
+
+
+class RestoreArgs(CheckpointArgs):
+    """A checkpoint, and whether to propose its files back too."""
+
+    files: StrictBool = Field(
+        default=False,
+        description="true: also propose each file that differs back to its "
+        "content at the checkpoint (revert proposals, reviewed as usual)",
+    )
 
 
 @command("remora.graph.run", GraphRunArgs, answers.GraphRunId, Route.WORKSPACE)
@@ -104,10 +114,16 @@ async def checkpoint_list(app: RemoraApp, a: Empty, door: Door) -> Any:
     return await app.checkpoints.list()
 
 
-@command("remora.checkpoint.restore", CheckpointArgs, answers.Restored, Route.WORKSPACE)
-async def checkpoint_restore(app: RemoraApp, a: CheckpointArgs, door: Door) -> Any:
-    """Bring agents' state back (never project files); which files differ."""
-    return await app.checkpoints.restore(a.checkpoint_id)
+@command("remora.checkpoint.restore", RestoreArgs, answers.Restored, Route.WORKSPACE)
+async def checkpoint_restore(app: RemoraApp, a: RestoreArgs, door: Door) -> Any:
+    """Bring agents' state back; which files differ. With ``files``, propose
+    those files back as they were (nothing is written before a person
+    accepts).
+    """
+    restored = await app.checkpoints.restore(a.checkpoint_id)
+    if a.files:
+        restored.update(await app.reverts.checkpoint(a.checkpoint_id))
+    return restored
 
 
 @command(
