@@ -799,6 +799,34 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     assert observed["statusline"] == f"Remora: {15 * requests} tokens"
 
 
+def test_a_line_and_a_graph_run_are_reverted_from_neovim(workspace):
+    batch_workspace(workspace)
+    with ModelServer(responder=GraphModel()) as model:
+        seen = run_nvim(workspace, "revert", model).check()
+    observed = seen.observed
+    assert observed["accepted"].count(DOC) == 4
+    # The line under the cursor: count's proposal, offered, accepted.
+    assert re.fullmatch(
+        r"Remora: revert of pr_\w+ proposed: pr_\w+", observed["proposed_note"]
+    )
+    prompts = observed["prompts"]
+    assert re.fullmatch(r"Revert pr_\w+ \(1 file\): accept now\?", prompts[1]["prompt"])
+    assert prompts[1]["items"] == ["Accept", "Show diff", "Later"]
+    after_one = STOCK
+    for name in ("total", "mean", "first"):
+        after_one = after_one.replace(
+            f"def {name}(x):\n", f"def {name}(x: list):\n{DOC}\n"
+        )
+    assert observed["after_one"].rstrip("\n") == after_one.rstrip("\n")
+    # The graph run: one file, one proposal; the person's "Later", then Accept.
+    assert observed["later_note"] == "Remora: the revert waits in :RemoraProposals"
+    assert prompts[3]["items"] == ["Accept", "Show diff", "Later"]
+    assert observed["graph_note"].startswith(
+        "Remora: accepted the revert of graph run gr_"
+    )
+    assert observed["after_all"].rstrip("\n") == STOCK.rstrip("\n")
+
+
 def test_a_graph_run_is_cancelled_from_neovim(workspace):
     batch_workspace(workspace)
     with ModelServer(responder=GraphModel(slow=True)) as model:
@@ -837,7 +865,11 @@ def test_checkpoints_are_created_listed_and_restored_after_a_confirmation(worksp
     assert question.startswith(f"Restore checkpoint {checkpoint_id}  ")
     assert "proposals made since are withdrawn" in question
     assert "Your files are not changed." in question
-    assert observed["selects"][1]["items"] == ["Restore", "Cancel"]
+    assert observed["selects"][1]["items"] == [
+        "Restore",
+        "Restore and propose files back",
+        "Cancel",
+    ]
     assert observed["declined_note"] == "Remora: checkpoint not restored"
     (restored,) = seen.of_type("checkpoint_restored")
     assert restored["checkpoint_id"] == checkpoint_id

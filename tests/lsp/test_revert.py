@@ -68,10 +68,14 @@ async def test_revert_brings_the_original_back_keeps_hand_edits_refuses_overlaps
             [revert] = answer["proposal_ids"]
             # Nothing is written before the person accepts.
             assert DOC in buffer.text
-            diff = await command(client, "remora.proposal.diff", {"proposal_id": revert})
+            diff = await command(
+                client, "remora.proposal.diff", {"proposal_id": revert}
+            )
             assert f"-{DOC.rstrip()}" in diff["diff"]
             assert diff["status"] == "pending"
-            done = await command(client, "remora.proposal.accept", {"proposal_id": revert})
+            done = await command(
+                client, "remora.proposal.accept", {"proposal_id": revert}
+            )
             assert done == {"applied": True}
             assert buffer.text == original.replace(
                 "return len(x)", "return len(x)  # n"

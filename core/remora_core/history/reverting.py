@@ -8,6 +8,7 @@ text with that replacement undone, and the parts it refuses:
   it since), the occurrence nearest to where the proposal put it is replaced
   by ``old_source``: exactly what it replaced comes back, and every later edit
   around it stays.
+- When it holds ``old_source`` instead, it is undone already: nothing to do.
 - Otherwise the undo is done line by line, a three-way merge: the lines the
   proposal changed (a line diff of its new source against its old one) are
   found in the current text (a line diff of the text against the new source);
@@ -80,6 +81,8 @@ def revert_in(
     whole = _nearest(text, new_source, near)
     if whole is not None:
         return Undone(text[:whole] + old_source + text[whole + len(new_source) :], [])
+    if old_source.strip() and old_source in text:
+        return Undone(text, [])  # undone already (by hand, or an earlier revert)
     return _merge(text, old_source, new_source, proposal_id, path)
 
 

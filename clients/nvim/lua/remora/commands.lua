@@ -494,6 +494,12 @@ function M.create()
     end,
     desc = "Remora: take, list and restore checkpoints of the agents' state",
   })
+  command('RemoraRevert', function(args)
+    require('remora.revert').command(args.args)
+  end, {
+    nargs = '?',
+    desc = 'Remora: propose undoing an accepted proposal (the line under the cursor, pr_…) or a graph run (gr_…)',
+  })
   command('RemoraBlame', function(args)
     require('remora.blame').command(args.args)
   end, {
