@@ -73,6 +73,7 @@ CASES: list[tuple[str, Args]] = [
     ("remora.proposal.diff", lambda w: {"proposal_id": w.pending()}),
     ("remora.agent.cancel", lambda w: {"run_id": "run_000000000000"}),
     ("remora.agent.respond", lambda w: {"question_id": "q_none", "answer": "yes"}),
+    ("remora.agent.retry", lambda w: {"run_id": "run_000000000000"}),
     ("remora.agent.forget", lambda w: {"node_id": HELPER}),
     (
         "remora.proposal.reject",

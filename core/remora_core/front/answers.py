@@ -216,6 +216,14 @@ Trigger = TypedDict(
 """What started a run: ``kind`` person, message, request, reply, change, …"""
 
 
+class KeptQuestion(TypedDict):
+    """A question asked before a restart, waiting again."""
+
+    question_id: str
+    question: str
+    options: list[str]
+
+
 class RunRow(TypedDict):
     """One run: queued, running, waiting for the person, or ended."""
 
@@ -231,6 +239,9 @@ class RunRow(TypedDict):
     outcome: str | None
     queued_at: NotRequired[float]
     answered_by: NotRequired[str | None]
+    question: NotRequired[KeptQuestion]
+    """A ``waiting`` run interrupted by a restart: the question it waits on
+    (answer it with ``remora.agent.respond``)."""
 
 
 class LastSeq(TypedDict):

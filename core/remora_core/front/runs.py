@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.agents.resuming import CannotRetry, UnknownRun, retry, withdraw
 from remora_core.events.models import HumanChat
+from remora_core.front.errors import InvalidArguments, NotFound
 from remora_core.store.runs import RUN_ENDS
 from remora_core.swarm.run_list import STORED_STATUS, list_runs
 from remora_core.swarm.run_list import RunStatus as ShownRunStatus
@@ -92,4 +94,30 @@ class Runs:
     ) -> list[dict[str, Any]]:
         """Queued runs, then recorded ones newest first (``swarm/run_list.py``)."""
         parts = await self._startup.parts()
-        return await list_runs(parts.swarm, status=status, node_id=node_id, limit=limit)
+        kept = {
+            q.run_id: {
+                "question_id": q.id,
+                "question": q.question,
+                "options": list(q.options),
+            }
+            for q in parts.agents.services.questions.kept.values()
+        }
+        return await list_runs(
+            parts.swarm, status=status, node_id=node_id, limit=limit, kept=kept
+        )
+
+    async def retry(self, run_id: str) -> str:
+        """Run a run a restart interrupted again (same trigger, same message);
+        the new run's id. Its unanswered question, if any, is withdrawn.
+        """
+        parts = await self._startup.parts()
+        self._startup.ensure_owner("run agents")
+        try:
+            new_run = await retry(parts.swarm, run_id)
+        except UnknownRun as problem:
+            raise NotFound(str(problem)) from None
+        except CannotRetry as problem:
+            raise InvalidArguments(str(problem)) from None
+        for question in parts.agents.services.questions.drop_kept(run_id):
+            await withdraw(parts.swarm, question)
+        return new_run
