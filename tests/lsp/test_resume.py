@@ -34,6 +34,7 @@ from tests.lsp.test_agent_runs import (
     of_type,
     settings,
 )
+from tests.lsp.test_graphs import DOC, graph, respond
 from tests.lsp.test_one_writer import stop_client
 
 
@@ -158,4 +159,96 @@ async def test_a_run_interrupted_by_kill_9_is_retried_with_the_same_message(
             with pytest.raises(Exception, match="no run run_000000000000"):
                 await command(
                     client, "remora.agent.retry", {"run_id": "run_000000000000"}
+                )
+
+
+class HangsOnTotal:
+    """The graphs' scripted model (``test_graphs.respond``), hanging on the
+    node ``total`` while ``hang`` is set (the server is killed meanwhile).
+    """
+
+    def __init__(self) -> None:
+        self.hang = True
+
+    def __call__(self, body: dict) -> Reply:
+        messages = body["messages"]
+        system = " ".join(
+            str(m.get("content")) for m in messages if m.get("role") == "system"
+        )
+        if self.hang and "`total`" in system and messages[-1].get("role") != "tool":
+            return Reply(text="Too late.", delay_s=60)
+        return respond(body)
+
+
+@pytest.mark.parametrize("editor", EDITORS)
+@pytest.mark.workspace("batch")
+async def test_a_graph_killed_mid_run_resumes_without_running_finished_nodes_again(
+    editor, workspace
+):
+    model_script = HangsOnTotal()
+    with ModelServer(responder=model_script) as model:
+        async with killed_after(editor, workspace, model) as client:
+            buffer = Buffer(client, "inventory/stock.py")
+            count = await node_of(client, buffer, "def count")
+            total = await node_of(client, buffer, "def total")
+            spec = graph("continue", max_concurrency=1)
+            for step in spec["steps"]:
+                step["targets"] = {"ids": [count, total]}
+            started = await command(client, "remora.graph.run", {"graph": spec})
+            graph_run_id = started["graph_run_id"]
+            # count's two steps end; total's first one hangs on the model.
+            await eventually(
+                lambda: of_type(
+                    client, "graph_step_finished", node_id=count, last=True
+                ),
+                timeout=LONG_S,
+            )
+            await eventually(
+                lambda: any("`total`" in str(r) for r in model.requests),
+                timeout=LONG_S,
+            )
+            count_proposal = of_type(
+                client, "graph_step_finished", node_id=count, last=True
+            )[0]["proposal_id"]
+        model_script.hang = False
+        async with session(editor, workspace, settings(model)) as client:
+            status = await command(
+                client, "remora.graph.status", {"graph_run_id": graph_run_id}
+            )
+            assert status["status"] == "interrupted"
+            resumed = await command(
+                client, "remora.graph.resume", {"graph_run_id": graph_run_id}
+            )
+            assert resumed == {"graph_run_id": graph_run_id}
+            done = await eventually(
+                lambda: of_type(
+                    client,
+                    "graph_completed",
+                    graph_run_id=graph_run_id,
+                    outcome="completed",
+                ),
+                timeout=LONG_S,
+            )
+            assert sorted(done[0]["finished_nodes"]) == sorted([count, total])
+            # count finished before the kill: it did not run again.
+            assert of_type(client, "agent_started", agent_id=count) == []
+            assert len(of_type(client, "agent_started", agent_id=total)) == 2
+            status = await command(
+                client, "remora.graph.status", {"graph_run_id": graph_run_id}
+            )
+            assert status["status"] == "completed"
+            assert status["counts"] == {"completed": 4}
+            assert status["proposals"][count] == count_proposal
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            by_node = {p["node_id"]: p["new_source"] for p in pending}
+            assert by_node[count] == f"def count(x: list):\n{DOC}    return len(x)"
+            assert by_node[total] == f"def total(x: list):\n{DOC}    return sum(x)"
+            # Listed once; a finished run does not go on again.
+            runs = await command(client, "remora.graph.runs", {})
+            assert [r["graph_run_id"] for r in runs] == [graph_run_id]
+            with pytest.raises(Exception, match="only an interrupted run goes on"):
+                await command(
+                    client, "remora.graph.resume", {"graph_run_id": graph_run_id}
                 )

@@ -92,6 +92,7 @@ CASES: list[tuple[str, Args]] = [
     ("remora.graph.runs", lambda w: {"limit": 5}),
     ("remora.graph.status", lambda w: {"graph_run_id": "gr_000000000000"}),
     ("remora.graph.cancel", lambda w: {"graph_run_id": "gr_000000000000"}),
+    ("remora.graph.resume", lambda w: {"graph_run_id": "gr_000000000000"}),
     ("remora.checkpoint.create", lambda w: {"label": "three doors"}),
     ("remora.checkpoint.list", lambda w: {}),
     ("remora.checkpoint.restore", lambda w: {"checkpoint_id": w.checkpoint()}),

@@ -96,6 +96,14 @@ async def graph_status(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
     return await app.graphs.status(a.graph_run_id)
 
 
+@command("remora.graph.resume", GraphRunIdArgs, answers.GraphRunId, Route.GRAPH_RUN)
+async def graph_resume(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
+    """Go on with a graph run a restart interrupted (same id): finished steps
+    are skipped (their proposals stay), the others run.
+    """
+    return {"graph_run_id": await app.graphs.resume(a.graph_run_id)}
+
+
 @command("remora.graph.cancel", GraphRunIdArgs, answers.Cancelled, Route.GRAPH_RUN)
 async def graph_cancel(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
     """Cancel a graph run as a whole."""
@@ -161,6 +169,7 @@ BATCH_COMMANDS = [
     graphs_list,
     graph_runs,
     graph_status,
+    graph_resume,
     graph_cancel,
     checkpoint_create,
     checkpoint_list,
