@@ -39,6 +39,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.proposal.diff": (*EDITORS, "CLI", "MCP"),
     "remora.proposals.list": (*EDITORS, "CLI", "MCP"),
     "remora.proposals.accept": (*EDITORS, "CLI"),
+    "remora.agent.retry": (*EDITORS, "CLI"),
+    "remora.graph.resume": (*EDITORS, "CLI"),
     "remora.proposal.revert": (*EDITORS, "CLI"),
     "remora.graph.revert": (*EDITORS, "CLI"),
     "remora.graph.run": (*EDITORS, "CLI"),

@@ -34,6 +34,7 @@ from tests.lsp.test_agent_runs import (
     of_type,
     settings,
 )
+from tests.lsp.test_command_line import remora
 from tests.lsp.test_graphs import DOC, graph, respond
 from tests.lsp.test_one_writer import stop_client
 
@@ -142,8 +143,11 @@ async def test_a_run_interrupted_by_kill_9_is_retried_with_the_same_message(
             runs = await command(client, "remora.runs.list", {"status": "interrupted"})
             assert [r["id"] for r in runs] == [run_id]
             model.reply_text("Two callers.")
-            retried = await command(client, "remora.agent.retry", {"run_id": run_id})
-            assert retried["run_id"] != run_id
+            # From a terminal, through the server's control socket.
+            code, out, err = await remora(workspace, "retry", run_id)
+            assert code == 0, err
+            retried = {"run_id": out.strip()}
+            assert retried["run_id"].startswith("run_") and retried["run_id"] != run_id
             done = await finished(client, retried["run_id"])
             assert (
                 done["type"] == "agent_completed" and done["result"] == "Two callers."

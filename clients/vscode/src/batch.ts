@@ -29,7 +29,7 @@ import {
 } from "./batchModel";
 import { ProposalsElement, ProposalsProvider, acceptMany } from "./proposalsView";
 import { AppliedLike, GraphRunLike, graphRunProposalIds } from "./proposalsModel";
-import { RevertedLike, filesProposedMessage, refusedMessage, revertMessage } from "./revertModel";
+import { RevertedLike, filesProposedMessage, interruptedOffer, refusedMessage, revertMessage } from "./revertModel";
 import { Exec, serverExec } from "./serverCommand";
 import { vscode } from "./vscodeapi";
 
@@ -64,6 +64,8 @@ export interface BatchApi {
   lastConfirmation: string | undefined;
   /** The last messages shown after a revert (the e2e checks their words). */
   lastRevertMessages: string[];
+  /** The last offer to resume an interrupted graph run. */
+  lastResumeOffer: string | undefined;
 }
 
 export class Batch implements BatchApi {
@@ -71,6 +73,7 @@ export class Batch implements BatchApi {
   readonly blame: Blame;
   lastConfirmation: string | undefined;
   lastRevertMessages: string[] = [];
+  lastResumeOffer: string | undefined;
   private readonly recent: Event[] = [];
   private readonly watchers = new Set<(event: Event) => void>();
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -86,6 +89,22 @@ export class Batch implements BatchApi {
     for (const watch of this.watchers) watch(event);
     if (PROPOSAL_EVENTS.has(event.type)) this.refreshSoon();
     if (event.type === "rewrite_applied") this.blame.refreshSoon();
+    const offer = interruptedOffer(event);
+    if (offer) {
+      this.lastResumeOffer = offer;
+      void vscode.window.showWarningMessage(offer, "Resume").then((choice) => {
+        if (choice === "Resume") void vscode.commands.executeCommand("remora.resumeGraphRun", { graph_run_id: event.graph_run_id });
+      });
+    }
+  }
+
+  /** Remora: Resume Graph Run — go on with a run a restart interrupted (same id). */
+  async resumeGraphRun(args?: Args): Promise<unknown> {
+    const id = await this.pickRun(args, "Resume which interrupted graph run?", (r) => r.status === "interrupted");
+    if (!id) return undefined;
+    const answer = await this.exec<{ graph_run_id: string }>("remora.graph.resume", { graph_run_id: id });
+    void vscode.window.showInformationMessage(`Remora: graph run ${id} goes on; the steps that had finished are not run again.`);
+    return answer;
   }
 
   private refreshSoon(): void {
@@ -353,6 +372,7 @@ export function registerBatch(context: vscode.ExtensionContext, server: ServerMa
   add("remora.restoreCheckpoint", (a) => batch.restoreCheckpoint(a));
   add("remora.revertProposal", (a) => batch.revertProposal(a));
   add("remora.revertGraphRun", (a) => batch.revertGraphRun(a));
+  add("remora.resumeGraphRun", (a) => batch.resumeGraphRun(a));
   add("remora.toggleBlame", (a) => batch.blame.toggle(typeof a?.enabled === "boolean" ? a.enabled : undefined));
   add("remora.refreshProposals", () => batch.proposals.refresh());
   context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => batch.proposals.updateStatus()));

@@ -1,5 +1,5 @@
 /**
- * What the editor says of a revert (`remora.proposal.revert`, `remora.graph.revert`,
+ * What the editor says of a way back: a revert (`remora.proposal.revert`, `remora.graph.revert`,
  * `remora.checkpoint.restore {files: true}`): the proposals made to review, and the
  * lines refused because they were edited after the accept. Pure, for the unit tests.
  */
@@ -45,4 +45,12 @@ export function filesProposedMessage(answer: { proposal_ids?: string[]; not_rest
   const skipped = (answer.not_restored ?? []).map((s) => `${s.path} (${s.reason})`);
   const made = ids.length === 0 ? "No file needs proposing back." : `${ids.length} proposal${ids.length === 1 ? "" : "s"} put files back as they were: ${ids.join(", ")}; review, then accept.`;
   return skipped.length === 0 ? made : `${made} Not restored: ${skipped.join(", ")}.`;
+}
+
+/** The offer to go on with a graph run a restart interrupted (its `graph_completed`), or undefined. */
+export function interruptedOffer(event: { type: string; [key: string]: unknown }): string | undefined {
+  if (event.type !== "graph_completed" || event.outcome !== "interrupted" || typeof event.graph_run_id !== "string") return undefined;
+  const finished = Array.isArray(event.finished_nodes) ? event.finished_nodes.length : 0;
+  const done = finished === 0 ? "no node had finished" : `${finished} node${finished === 1 ? " had" : "s had"} finished`;
+  return `Remora: graph run ${event.graph_run_id} was interrupted by a restart (${done}). Resume it? Finished steps are not run again.`;
 }

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Conversation, renderConversation } from "../../src/conversationModel";
-import { filesProposedMessage, refusedMessage, revertMessage } from "../../src/revertModel";
+import { filesProposedMessage, interruptedOffer, refusedMessage, revertMessage } from "../../src/revertModel";
 
 test("a revert names its proposals and says nothing is written until accepted", () => {
   const one = revertMessage({ proposal_ids: ["pr_a"], reverted: ["pr_x"], refused: [] }, "proposal pr_x");
@@ -39,4 +39,14 @@ test("an accepted proposal in the conversation offers Revert", () => {
   assert.doesNotMatch(renderConversation(conv, { id: "rm_me", name: "f" }), /data-action="revert"/);
   conv.apply({ type: "rewrite_applied", id: "ev_2", seq: 2, run_id: "run_1", node_id: "rm_me", proposal_id: "pr_1" });
   assert.match(renderConversation(conv, { id: "rm_me", name: "f" }), /data-action="revert" data-proposal="pr_1"/);
+});
+
+test("a graph run a restart interrupted is offered to resume; others are not", () => {
+  assert.equal(interruptedOffer({ type: "graph_completed", graph_run_id: "gr_1", outcome: "completed" }), undefined);
+  assert.equal(interruptedOffer({ type: "graph_started", graph_run_id: "gr_1" }), undefined);
+  assert.equal(
+    interruptedOffer({ type: "graph_completed", graph_run_id: "gr_1", outcome: "interrupted", finished_nodes: ["rm_a"] }),
+    "Remora: graph run gr_1 was interrupted by a restart (1 node had finished). Resume it? Finished steps are not run again.",
+  );
+  assert.match(interruptedOffer({ type: "graph_completed", graph_run_id: "gr_2", outcome: "interrupted", finished_nodes: [] }) ?? "", /no node had finished/);
 });
