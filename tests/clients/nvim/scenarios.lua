@@ -872,4 +872,22 @@ function S.revert(t)
   t.observe('prompts', t.result.observed.selects)
 end
 
+--- A graph run a restart interrupted (the test killed the server first): its
+--- end is announced with the way on; :RemoraGraph resume goes on with it.
+function S.graph_resume(t)
+  local buf = t.open('inventory/stock.py')
+  t.observe('interrupted_note', t.wait('the interrupted run announced', function()
+    return notified(t, 'go on with :RemoraGraph resume')
+  end, RUN_MS))
+  vim.cmd('RemoraGraph resume')
+  t.observe('resumed_note', t.wait('the run going on', function()
+    return notified(t, 'goes on: the steps that had finished are not run again')
+  end, RUN_MS))
+  t.observe('completed_note', t.wait('the end of the resumed run', function()
+    return #t.events('graph_completed', { outcome = 'completed' }) > 0
+      and notified(t, ') completed: ')
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+end
+
 return S
