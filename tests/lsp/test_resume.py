@@ -71,6 +71,14 @@ async def test_a_question_survives_kill_9_and_the_answer_resumes_the_agent(
             (blocked,) = await eventually(
                 lambda: of_type(client, "agent_blocked", run_id=run_id), timeout=LONG_S
             )
+            # A second agent's question, which the person will not want.
+            model.reply_tool_call("ask_user", {"question": "Rename it?"})
+            order = await node_of(client, Buffer(client, "pkg/service.py"), "def order")
+            other_run = await chat(client, order, "Tidy up")
+            await eventually(
+                lambda: of_type(client, "agent_blocked", run_id=other_run),
+                timeout=LONG_S,
+            )
         question_id = blocked["question_id"]
         asked: list[dict] = []
 
@@ -84,8 +92,21 @@ async def test_a_question_survives_kill_9_and_the_answer_resumes_the_agent(
             editor, workspace, settings(model), setup=editor_asks
         ) as client:
             # Asked again through the editor, and listed as waiting.
-            await eventually(lambda: asked, timeout=LONG_S)
-            assert asked[0] == {"question_id": question_id, "question": "Which colour?"}
+            await eventually(lambda: len(asked) == 2, timeout=LONG_S)
+            assert {"question_id": question_id, "question": "Which colour?"} in asked
+            waiting = await command(client, "remora.runs.list", {"status": "waiting"})
+            assert [r["id"] for r in waiting] == [other_run, run_id]
+            # The unwanted one: cancelling its run withdraws it.
+            cancelled = await command(
+                client, "remora.agent.cancel", {"run_id": other_run}
+            )
+            assert cancelled == {"cancelled": True}
+            (withdrawn,) = await eventually(
+                lambda: of_type(client, "agent_resumed", run_id=other_run)
+            )
+            assert withdrawn["outcome"] == "cancelled"
+            card = await command(client, "remora.node.get", {"node_id": order})
+            assert card["agent_status"] == "idle"
             waiting = await command(client, "remora.runs.list", {"status": "waiting"})
             assert [r["id"] for r in waiting] == [run_id]
             assert waiting[0]["question"] == {
