@@ -22,11 +22,13 @@ supersedes nothing and rejecting it runs no agent.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from remora_core.discovery.files import content_hash
 from remora_core.events.models import RewriteProposed
 from remora_core.front.errors import FrontError, InvalidArguments, NotFound
 from remora_core.history.checkpoints import DamagedCheckpoint
@@ -36,6 +38,8 @@ from remora_core.review.diffs import CONTEXT, file_diff, split_lines
 from remora_core.review.proposals import Proposal, text_hash
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from remora_core.front.proposals import Proposals
     from remora_core.front.startup import Startup
     from remora_core.parts import ProjectParts
@@ -92,19 +96,22 @@ class Reverts:
         """
         parts = await self._startup.indexed_parts()
         self._startup.ensure_owner("restore checkpoints")
+        read = parts.agents.services.read_text
+        paths = [p for p, r in parts.records.items() if r.status == "present"]
+        # An open buffer's text counts, not the file on disk; every file is
+        # read and hashed, off the event loop, and only differing ones kept.
+        hashes = await asyncio.to_thread(_hashes, read, paths)
         try:
-            then = await parts.checkpoints.file_texts(checkpoint_id)
+            present, then = await parts.checkpoints.file_texts(checkpoint_id, hashes)
         except DamagedCheckpoint as problem:
             raise FrontError(str(problem)) from None
         except KeyError:
             raise NotFound(f"no checkpoint {checkpoint_id}") from None
-        read = parts.agents.services.read_text
-        now = {p for p, r in parts.records.items() if r.status == "present"}
         made: list[str] = []
         skipped: list[dict[str, str]] = []
-        for path in sorted(then.keys() | now):
-            old, current = then.get(path), read(path) if path in now else None
-            if path not in then:
+        for path in sorted(then.keys() | (hashes.keys() - present)):
+            old, current = then.get(path), read(path) if path in hashes else None
+            if path not in present:
                 skipped.append(
                     {"path": path, "reason": "created since: delete it by hand"}
                 )
@@ -187,6 +194,16 @@ class Reverts:
             )
         )
         return [proposal.id]
+
+
+def _hashes(read: Callable[[str], bytes | None], paths: list[str]) -> dict[str, str]:
+    """Path → content hash of its text now (buffer or disk), for those readable."""
+    found: dict[str, str] = {}
+    for path in paths:
+        text = read(path)
+        if text is not None:
+            found[path] = content_hash(text)
+    return found
 
 
 def _is_ref(ref: Any) -> bool:

@@ -223,15 +223,21 @@ class Checkpoints:
         missing = {name: path for name, path in wanted.items() if name not in stored}
         return await asyncio.to_thread(_read_contents, root, missing)
 
-    async def file_texts(self, checkpoint_id: str) -> dict[str, bytes | None]:
-        """Each file present at the checkpoint → its bytes then (None: not
-        kept, a checkpoint from before contents were); KeyError if unknown.
+    async def file_texts(
+        self, checkpoint_id: str, current: dict[str, str]
+    ) -> tuple[set[str], dict[str, bytes | None]]:
+        """The files present at the checkpoint, and each of them whose content
+        hash then is not ``current``'s (path → content hash now) → its bytes
+        then (None: not kept, a checkpoint from before contents were); only
+        those are read. KeyError if the checkpoint is unknown.
         """
         database = self.project.database
         if database is None:
             raise ValueError("this project has no store")
 
-        def work(db: sqlite3.Connection) -> dict[str, bytes | None] | None:
+        def work(
+            db: sqlite3.Connection,
+        ) -> tuple[set[str], dict[str, bytes | None]] | None:
             row = db.execute(
                 "SELECT manifest FROM checkpoints WHERE id = ?", (checkpoint_id,)
             ).fetchone()
@@ -239,14 +245,18 @@ class Checkpoints:
                 return None
             try:
                 files = _part(db, json.loads(row[0]), "files") or []
+                present: set[str] = set()
                 found: dict[str, bytes | None] = {}
                 for path, digest in files:
+                    present.add(str(path))
+                    if current.get(str(path)) == digest:
+                        continue  # the same content now
                     body = db.execute(
                         "SELECT body FROM blobs WHERE hash = ?",
                         (FILE_BLOB.format(digest),),
                     ).fetchone()
                     found[str(path)] = bytes(body[0]) if body else None
-                return found
+                return present, found
             except DAMAGE as problem:
                 raise DamagedCheckpoint(
                     f"checkpoint {checkpoint_id} is damaged ({_why(problem)})"
