@@ -788,6 +788,7 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
         next(m["text"] for m in labelled if m["row"] == 1),
     )
     float_lines = observed["blame_float"]
+    assert ":RemoraRevert on this line proposes undoing it" in float_lines
     assert re.fullmatch(r"Written by count's agent \(rm_\w+\)", float_lines[0])
     assert re.fullmatch(
         r"proposal pr_\w+, accepted \d{4}-\d\d-\d\d \d\d:\d\d", float_lines[1]
