@@ -773,6 +773,8 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     history = "\n".join(observed["history"])
     assert "you · message" in history and "ADD_HINTS" in history
     assert re.search(r"^pr_\w+ · accepted", history, re.M), history
+    # An accepted proposal names the way back.
+    assert re.search(r"^(pr_\w+) · accepted.* · :RemoraRevert \1$", history, re.M)
     assert re.search(r"^pr_\w+ · superseded", history, re.M), history
 
     # Blame: a sign on each line an agent wrote, who/which/when at the end of
