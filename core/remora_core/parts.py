@@ -238,8 +238,10 @@ class ProjectParts:
 
     async def stop(self) -> None:
         """Stop graph runs, the swarm (cancelled turns record their end first)
-        and the agents' services.
+        and the agents' services. A question waiting for an answer stays
+        unanswered in the log: the next start asks it again.
         """
+        self.agents.services.questions.closing = True
         await self.graphs.close()
         await self.swarm.close()
         await self.agents.close()

@@ -277,3 +277,35 @@ async def test_a_graph_killed_mid_run_resumes_without_running_finished_nodes_aga
                 await command(
                     client, "remora.graph.resume", {"graph_run_id": graph_run_id}
                 )
+
+
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_question_also_survives_a_clean_restart(editor, workspace):
+    with ModelServer() as model:
+        model.reply_tool_call("ask_user", {"question": "Which size?"})
+        async with session(editor, workspace, settings(model)) as client:
+            buffer = Buffer(client, "pkg/service.py")
+            helper = await node_of(client, buffer, "def helper")
+            run_id = await chat(client, helper, "Resize the helper")
+            (blocked,) = await eventually(
+                lambda: of_type(client, "agent_blocked", run_id=run_id), timeout=LONG_S
+            )
+        # The server stopped cleanly (shutdown, exit): the question waits again.
+        async with session(editor, workspace, settings(model)) as client:
+            waiting = await command(client, "remora.runs.list", {"status": "waiting"})
+            assert [r["id"] for r in waiting] == [run_id]
+            assert waiting[0]["question"]["question"] == "Which size?"
+            model.reply_text("Large it is.")
+            answered = await command(
+                client,
+                "remora.agent.respond",
+                {"question_id": blocked["question_id"], "answer": "large"},
+            )
+            assert answered == {"ok": True}
+            (started,) = await eventually(
+                lambda: of_type(client, "agent_started", agent_id=helper),
+                timeout=LONG_S,
+            )
+            done = await finished(client, started["run_id"])
+            assert done["result"] == "Large it is."
+            assert "The person answered: large" in model.text_of(-1)

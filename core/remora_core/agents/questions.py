@@ -64,6 +64,9 @@ class Questions:
         """Questions of an earlier process nobody answered: waiting again."""
         self.resume: Callable[[Question, str], object] | None = None
         """What an answer to a kept question does (resumes its agent)."""
+        self.closing = False
+        """The server is stopping: a question cancelled now is not answered
+        (no ``agent_resumed``), so the next start asks it again."""
 
     async def ask(self, turn: Turn, question: str, options: tuple[str, ...]) -> str:
         """Ask, wait for the answer; :class:`QuestionTimedOut` if none comes."""
@@ -101,17 +104,20 @@ class Questions:
         finally:
             shown.cancel()
             self.pending.pop(asked.id, None)
-            turn.swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
-            await asyncio.shield(
-                turn.emit(
-                    AgentResumed(
-                        agent_id=turn.agent_id,
-                        question_id=asked.id,
-                        answer=text,
-                        outcome=outcome,
+            # A stop leaves it unanswered: the next start asks it again
+            # (``resuming.unanswered``).
+            if not (outcome == "cancelled" and self.closing):
+                turn.swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
+                await asyncio.shield(
+                    turn.emit(
+                        AgentResumed(
+                            agent_id=turn.agent_id,
+                            question_id=asked.id,
+                            answer=text,
+                            outcome=outcome,
+                        )
                     )
                 )
-            )
 
     async def _present(self, question: Question) -> None:
         if self.presenter is None:

@@ -50,6 +50,9 @@ STORED_AS = {
 }
 """What is shown → the ``runs.status`` to list (waiting runs are running)."""
 END_TYPES = tuple(RUN_ENDS)
+ENDED_BY_A_STOP = (RunStatus.INTERRUPTED.value, RunStatus.CANCELLED.value)
+"""How a run whose question waits again ended: killed, or cancelled by a
+graceful stop (``agents/questions.py``)."""
 MAX_RUNS = 500
 
 
@@ -150,7 +153,7 @@ async def list_runs(
     runs = [_run(swarm, row, triggers, ends) for row in rows]
     for run in runs:
         asked = (kept or {}).get(run["id"])
-        if asked is not None and run["status"] == RunStatus.INTERRUPTED.value:
+        if asked is not None and run["status"] in ENDED_BY_A_STOP:
             run["status"] = RunStatus.WAITING.value
             run["question"] = asked
     if status is not None:
