@@ -29,11 +29,13 @@ import logging
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from remora_core.bounded_yaml import SHOWN_CHARS, load_yaml
+from remora_core.globs import MAX_GLOB_CHARS
 from remora_core.user_files import read_user_config, user_config_path
 
 log = logging.getLogger(__name__)
@@ -111,12 +113,16 @@ class SwarmSettings(_Section):
     """How long a cascade's chain is remembered (cycle and budget rules)."""
 
 
+Glob = Annotated[str, StringConstraints(max_length=MAX_GLOB_CHARS)]
+"""A glob of a setting: globs.py matches it in linear time, up to a length."""
+
+
 class DiscoverySettings(_Section):
     """Which files are indexed and how."""
 
-    include: list[str] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
+    include: list[Glob] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
     """Files to index (gitignore-style patterns)."""
-    exclude: list[str] = Field(
+    exclude: list[Glob] = Field(
         default_factory=lambda: [
             ".venv",
             ".git",
@@ -150,7 +156,7 @@ class IdSettings(_Section):
 class SecretSettings(_Section):
     """Files never shown to a model."""
 
-    exclude: list[str] = Field(
+    exclude: list[Glob] = Field(
         default_factory=lambda: [".env*", "*.pem", "*.key", "id_rsa*"]
     )
     """Globs matched against a file's name and its project path: such files are
@@ -173,7 +179,8 @@ class LimitSettings(_Section):
 
     event_argument_chars: int = Field(default=4_000, ge=200)
     """Tool arguments shown in a ``tool_called`` event (JSON characters);
-    larger ones are stored once (``tool_arguments``) and referenced."""
+    of larger ones the store keeps the size, the sha256 and the first 16 KiB
+    (``tool_arguments``, once per hash), and the event says so."""
     tool_calls_per_run: int = Field(default=50, ge=1)
     """Tool calls one run may make; the rest are refused."""
     subscriptions_per_agent: int = Field(default=20, ge=0)
@@ -254,7 +261,8 @@ def validate(raw: dict[str, Any]) -> tuple[RemoraConfig, list[str]]:
         except ValidationError as error:
             for item in error.errors():
                 where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-                problems.append(f"{where}: {item['msg']}")
+                # A key of the file may be long: quote its start only.
+                problems.append(f"{where[:SHOWN_CHARS]}: {item['msg']}")
                 if not item["loc"]:
                     return RemoraConfig(), problems
                 _drop(current, tuple(item["loc"]))
@@ -279,7 +287,7 @@ def read_project_sources(root: Path) -> tuple[dict[str, Any], list[str]]:
     remora_yaml = root / "remora.yaml"
     if remora_yaml.is_file():
         try:
-            data = yaml.safe_load(remora_yaml.read_text(encoding="utf-8"))
+            data = load_yaml(remora_yaml.read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 raw = merge(raw, data)
             elif data is not None:

@@ -8,13 +8,16 @@ lists every problem).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.discovery.files import SourceSkipped
 from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
 from remora_core.graphs.story import recent_runs
 from remora_core.model import ProposalStatus
+from remora_core.project_paths import PathRefused, read_project_file
 
 if TYPE_CHECKING:
     from remora_core.parts_port import PartsPort
@@ -60,14 +63,16 @@ class Graphs:
                 ]
             )
         root = self.project.root
-        path = root / ".remora" / "graphs" / f"{graph}.yaml" if root else None
-        if path is None or not path.is_file():
-            raise GraphInvalid(
-                [f"no graph named {graph!r} (.remora/graphs/{graph}.yaml)"]
-            )
-        if path.stat().st_size > MAX_GRAPH_BYTES:
-            raise GraphInvalid([f".remora/graphs/{graph}.yaml is too large"])
-        return path.read_text("utf-8", errors="replace")
+        shown = f".remora/graphs/{graph}.yaml"
+        if root is None or not (root / shown).is_file():
+            raise GraphInvalid([f"no graph named {graph!r} ({shown})"])
+        try:  # inside the project only, resolved now (project_paths)
+            data = read_project_file(root, shown, MAX_GRAPH_BYTES)
+        except PathRefused as refused:
+            raise GraphInvalid([str(refused)]) from None
+        except SourceSkipped as skipped:
+            raise GraphInvalid([f"{shown} {skipped}"]) from None
+        return data.decode("utf-8")
 
     def available(self) -> list[dict[str, Any]]:
         """The graphs under ``.remora/graphs``, by name: each one's steps, or
@@ -96,11 +101,17 @@ class Graphs:
         return await recent_runs(self.engine.swarm.events, limit)
 
     async def run(self, graph: Any) -> GraphRun:
-        """Check and start a graph; its run (GraphInvalid before anything runs)."""
-        spec = parse_graph(self.load(graph))
+        """Check and start a graph; its run (GraphInvalid before anything runs).
+
+        Parsing and matching every node against the targets' globs run in a
+        thread: the event loop keeps answering the editor meanwhile.
+        """
+        source = self.load(graph)
+        spec = await asyncio.to_thread(parse_graph, source)
         agents = self.project.agents
         bundles = agents.services.bundles.names() if agents else []
-        plan = plan_graph(spec, self.project.graph.active(), bundles)
+        nodes = list(self.project.graph.active())
+        plan = await asyncio.to_thread(plan_graph, spec, nodes, bundles)
         return await self.engine.start(plan)
 
     async def status(self, graph_run_id: str) -> dict[str, Any] | None:

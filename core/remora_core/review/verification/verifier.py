@@ -9,7 +9,8 @@ shown with that check straight away; a person may decide before the tests
 end. :meth:`Verifier.submit` queues the run: at most ``agents.max_concurrency``
 runs at once, each in a fresh copy of the project (``copying.py``) with the
 proposal applied to its file as the editor holds it, under the project's
-interpreter with ``review.test_timeout_s`` (``pytest_run.py``).
+interpreter with ``review.test_timeout_s`` (``pytest_run.py``), given only
+the variables of ``environment.py`` (no keys, no proxies, a home of its own).
 
 When tests fail, the same tests run once more without the proposal: only
 failures the proposal causes count. A test that fails either way (a missing
@@ -35,10 +36,11 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from remora_core.events.models import ProposalChecked
 from remora_core.model import ProposalStatus
-from remora_core.project_paths import is_secret
+from remora_core.project_paths import PathRefused, is_secret, real_project_file
 from remora_core.review.checks import Check
 from remora_core.review.proposals import text_hash
 from remora_core.review.verification.copying import TooLarge, copy_project
+from remora_core.review.verification.environment import run_environment
 from remora_core.review.verification.pytest_run import (
     RunResult,
     interpreter,
@@ -211,12 +213,25 @@ class Verifier:
                 await asyncio.to_thread(copy_project, root, copy, skipped)
             except (TooLarge, OSError) as error:
                 return Check(NAME, None, f"could not run: {error}", "could_not_run"), ""
-            target = copy / proposal.file_path
+            try:  # the real file (links followed, inside the project only) ...
+                real = real_project_file(root, proposal.file_path)
+            except PathRefused as refused:
+                return Check(
+                    NAME, None, f"could not run: {refused}", "could_not_run"
+                ), ""
+            # ... and its place in the copy: never through a link copied as a
+            # link (an absolute one leads back to the person's own tree).
+            target = copy / real.relative_to(root.resolve())
+            target.unlink(missing_ok=True)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(new)
             python = interpreter(root)
             timeout = services.config.review.test_timeout_s
-            result = await run_pytest(python, copy, ids, timeout)
+            home = folder / "home"  # the run's own: not the person's dot files
+            home.mkdir()
+            key = services.config.model.api_key_env
+            env = run_environment(copy, home, key_names=[key] if key else [])
+            result = await run_pytest(python, copy, ids, timeout, env)
             before = None
             if (
                 result.ran
@@ -224,7 +239,7 @@ class Verifier:
                 and (result.failures or result.errors)
             ):
                 target.write_bytes(text)  # the same tests without the proposal
-                before = await run_pytest(python, copy, ids, timeout)
+                before = await run_pytest(python, copy, ids, timeout, env)
             return outcome(result, before, timeout), failure_details(result, before)
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
