@@ -76,7 +76,7 @@ class ProposalJson(TypedDict):
     id: str
     node_id: str
     run_id: str | None
-    kind: Literal["rewrite", "new_node"]
+    kind: Literal["rewrite", "new_node", "revert"]
     file_path: str
     base_version: int | None
     base_hash: str
@@ -241,6 +241,14 @@ Trigger = TypedDict(
 """What started a run: ``kind`` person, message, request, reply, change, …"""
 
 
+class KeptQuestion(TypedDict):
+    """A question asked before a restart, waiting again."""
+
+    question_id: str
+    question: str
+    options: list[str]
+
+
 class RunRow(TypedDict):
     """One run: queued, running, waiting for the person, or ended."""
 
@@ -256,6 +264,9 @@ class RunRow(TypedDict):
     outcome: str | None
     queued_at: NotRequired[float]
     answered_by: NotRequired[str | None]
+    question: NotRequired[KeptQuestion]
+    """A ``waiting`` run interrupted by a restart: the question it waits on
+    (answer it with ``remora.agent.respond``)."""
 
 
 class NodeSource(TypedDict):
@@ -335,11 +346,23 @@ class CheckpointRow(TypedDict):
     git_head: str | None
 
 
+class NotRestored(TypedDict):
+    """A file a checkpoint restore does not propose back, and why."""
+
+    path: str
+    reason: str
+
+
 class Restored(TypedDict):
     """Agents' state is back; which project files differ from then."""
 
     restored: bool
     files_differing: list[str]
+    proposal_ids: NotRequired[list[str]]
+    """With ``files``: the proposals putting files back as they were (accept
+    them together with ``remora.proposals.accept``)."""
+    not_restored: NotRequired[list[NotRestored]]
+    """With ``files``: differing files no proposal puts back, and why."""
 
 
 class Point(TypedDict):
@@ -384,3 +407,25 @@ class TrustRow(TypedDict):
     """What the repository wants that needs trust ('' for nothing)."""
     hosts: dict[str, bool]
     """``host:port`` → whether the key may be sent there."""
+
+
+class RefusedLines(TypedDict):
+    """Lines a revert leaves as they are: edited after the accept."""
+
+    proposal_id: str
+    path: str
+    first_line: int
+    """1-based, inclusive."""
+    last_line: int
+    reason: str
+
+
+class Reverted(TypedDict):
+    """Proposals undoing accepted ones (one per file), to review and accept."""
+
+    proposal_ids: list[str]
+    """The revert proposals; several are accepted together with
+    ``remora.proposals.accept``. Empty when every part was refused."""
+    reverted: list[str]
+    """The accepted proposals they undo."""
+    refused: list[RefusedLines]
