@@ -184,7 +184,13 @@ def code_actions(
 
 
 def _proposal_id(action: types.CodeAction) -> str | None:
-    """The proposal an action is about: its ``data``, else its command's."""
+    """The proposal an "Accept" action is about: its ``data``, else its
+    command's; None for any other action ("Show diff" and "Reject with
+    feedback…" name the proposal too, and must never get its edit).
+    """
+    command = action.command.command if action.command else None
+    if command is not None and command != "remora.proposal.accept":
+        return None
     if isinstance(action.data, dict):
         found = action.data.get("proposal_id")
         return found if isinstance(found, str) else None

@@ -196,6 +196,30 @@ async def test_accept_command_sent_before_the_change_carrying_the_edit(
             await assert_accepted_once(client, buffer, proposal_id, received)
 
 
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_resolving_show_diff_or_reject_never_brings_the_edit(editor, workspace):
+    """A client resolves whichever action the person picks when it came without
+    an edit (Neovim does): "Show diff" and "Reject with feedback…" name the
+    proposal too, and resolving them once brought the Accept edit, which the
+    editor applied — choosing "Show diff" accepted the proposal.
+    """
+    with ModelServer() as model:
+        async with any_session(editor, workspace, model) as (client, received):
+            buffer, proposal_id, line = await proposed_on_helper(client, model)
+            actions = await code_actions(client, buffer.uri, line)
+            for title in ("Show diff", "Reject with feedback…"):
+                action = next(a for a in actions if a["title"] == title)
+                resolved = plain(
+                    await raw_request(client, "codeAction/resolve", action)
+                )
+                assert "edit" not in resolved, title
+                assert resolved["command"] == action["command"]
+            (pending,) = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            assert pending["id"] == proposal_id
+
+
 @pytest.mark.parametrize("editor", [EDITORS[0], MINIMAL])
 async def test_accept_command_sent_after_the_change_and_the_save(editor, workspace):
     with ModelServer() as model:
