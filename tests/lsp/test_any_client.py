@@ -218,6 +218,7 @@ async def test_resolving_show_diff_or_reject_never_brings_the_edit(editor, works
                 client, "remora.proposals.list", {"status": "pending"}
             )
             assert pending["id"] == proposal_id
+            assert received == []  # nor did the server send it itself
 
 
 @pytest.mark.parametrize("editor", [EDITORS[0], MINIMAL])
