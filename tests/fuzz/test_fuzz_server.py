@@ -325,8 +325,16 @@ class RawClient:
 
 
 def outline_names(result: list[dict[str, Any]]) -> list[str]:
+    """Qualified names of an outline: nested ``DocumentSymbol``s, or the flat
+    ``SymbolInformation`` a client that announced no hierarchy gets (its
+    ``containerName`` is ``"Parent · rm_id"``, or the id alone at the top).
+    """
     found = []
     for symbol in result:
+        if "containerName" in symbol:
+            parent, _, _ = symbol["containerName"].rpartition(" · ")
+            found.append(f"{parent}.{symbol['name']}" if parent else symbol["name"])
+            continue
         found.append(symbol["name"])
         found += [
             f"{symbol['name']}.{c}" for c in outline_names(symbol.get("children", []))

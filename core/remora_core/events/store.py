@@ -136,6 +136,9 @@ PIPELINE_DEPTH = 2
 """Batches handed to the database thread at once: the next batch waits in its
 queue instead of for the previous commit to come back through the event loop."""
 
+CAUGHT_UP_S = 10.0
+"""How long a read waits at most for the events enqueued before it."""
+
 LINGER_S = 0.01
 """How long an event appended with ``linger`` may wait for company before it is
 written. A turn emits its bookkeeping (``agent_started``, ``model_request``,
@@ -426,11 +429,29 @@ class EventStore:
 
     # ---- queries -------------------------------------------------------------
 
+    async def caught_up(self) -> None:
+        """Wait until every event enqueued so far is committed — not those
+        enqueued meanwhile, so a steady stream of events never holds a reader.
+        """
+        waiting: list[asyncio.Future[Any]] = [f for _, f in self._pending]
+        waiting += self._in_flight
+        if waiting:
+            self.flush()
+            # Bounded: a store that stopped writing must not hold every reader.
+            await asyncio.wait(
+                [asyncio.ensure_future(asyncio.shield(w)) for w in waiting],
+                timeout=CAUGHT_UP_S,
+            )
+
     async def _select(
         self, where: str, args: tuple[Any, ...], limit: int, newest_first: bool
     ) -> list[StoredEvent] | None:
         if not self.readable:
             return None
+        # A read answers with what happened before it was asked: a run the
+        # runs list shows finished has its answer in the history (its events
+        # may still be on their way to the database).
+        await self.caught_up()
         order = "DESC" if newest_first else "ASC"
 
         def work(db: sqlite3.Connection) -> list[StoredEvent]:
