@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from remora_lsp.convert import document_symbols, needs_lines, symbol_information
+from remora_lsp.convert import (
+    document_symbols,
+    needs_lines,
+    symbol_information,
+    symbol_information_json,
+)
 from remora_lsp.protocol import PlainJson
 
 if TYPE_CHECKING:
@@ -65,7 +70,7 @@ def register(server: RemoraLanguageServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(
         ls: RemoraLanguageServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.SymbolInformation] | None:
+    ) -> PlainJson | None:
         found = []
         for app in await ls.projects.all_loaded():
             lines = cache(app.documents.lines)
@@ -73,7 +78,7 @@ def register(server: RemoraLanguageServer) -> None:
                 parent = app.nodes.get(node.parent_id) if node.parent_id else None
                 container = parent.qualified_name if parent else None
                 found.append(
-                    symbol_information(
+                    symbol_information_json(
                         node,
                         ls.projects.uri(app, node.file_path),
                         ls.encoding,
@@ -81,4 +86,4 @@ def register(server: RemoraLanguageServer) -> None:
                         container,
                     )
                 )
-        return found[:WORKSPACE_SYMBOL_LIMIT] or None
+        return PlainJson(found[:WORKSPACE_SYMBOL_LIMIT]) if found else None
