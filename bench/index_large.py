@@ -204,37 +204,64 @@ def store_figures(workspace: Path) -> StoreFigures:
     return StoreFigures(nodes, edges, size)
 
 
-def graph_memory(workspace: Path) -> tuple[float, float, int, int]:
-    """Bytes per node and per edge of the in-memory graph: the stored nodes,
-    then their edges, loaded into a ``CodeGraph`` under ``tracemalloc``.
+def graph_memory(workspace: Path) -> Memory:
+    """Bytes per node and per edge held in memory, measured with
+    ``tracemalloc`` in this process: the stored nodes read into ``CodeNode``
+    objects, put in a ``CodeGraph`` and its name index; then the stored
+    ``calls``/``imports`` edges, read and linked (as a server holds them once
+    its graph is loaded).
     """
     from remora_core.index.codegraph import CodeGraph
     from remora_core.model import Edge
     from remora_core.store.nodes import EDGE_KINDS, NODE_COLUMNS, row_node
 
-    with sqlite3.connect(workspace / ".remora" / "remora.db") as db:
-        node_rows = db.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
-        edge_rows = db.execute(
-            "SELECT from_id, to_id, kind FROM edges WHERE kind IN ('calls', 'imports')"
-        ).fetchall()
-    nodes = [row_node(row) for row in node_rows]
-    del node_rows
     gc.collect()
     tracemalloc.start()
-    graph = CodeGraph()
-    graph.load(nodes, [])
-    nodes_bytes = tracemalloc.get_traced_memory()[0]
-    edges = [Edge(f, t, EDGE_KINDS[k]) for f, t, k in edge_rows]
-    del edge_rows
-    edges_before = tracemalloc.get_traced_memory()[0]
-    edge_objects = edges_before - nodes_bytes
-    graph.load([], edges)
-    edges_bytes = tracemalloc.get_traced_memory()[0] - edges_before + edge_objects
+    with sqlite3.connect(workspace / ".remora" / "remora.db") as db:
+        rows = db.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
+        nodes = [row_node(row) for row in rows]
+        del rows
+        gc.collect()
+        objects = tracemalloc.get_traced_memory()[0]
+        graph = CodeGraph()
+        graph.load(nodes, [])
+        structures = tracemalloc.get_traced_memory()[0]
+        graph.catch_up_symbols()
+        names = tracemalloc.get_traced_memory()[0]
+        rows = db.execute(
+            "SELECT from_id, to_id, kind FROM edges WHERE kind IN ('calls', 'imports')"
+        ).fetchall()
+        edges = [Edge(f, t, EDGE_KINDS[k]) for f, t, k in rows]
+        del rows
+        gc.collect()
+        graph.load([], edges)
+        linked = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    # Node objects were built before tracing: add their own size.
-    node_objects = sum(sys.getsizeof(n) for n in nodes[:1000]) / min(len(nodes), 1000)
-    per_node = nodes_bytes / len(nodes) + node_objects
-    return per_node, edges_bytes / max(len(edges), 1), len(nodes), len(edges)
+    count = len(nodes)
+    return Memory(
+        count,
+        len(edges),
+        objects / count,
+        (structures - objects) / count,
+        (names - structures) / count,
+        (linked - names) / max(len(edges), 1),
+    )
+
+
+@dataclass
+class Memory:
+    """What the graph costs in memory."""
+
+    nodes: int
+    edges: int
+    node_objects: float
+    """Bytes per ``CodeNode`` with its strings and spans."""
+    node_structures: float
+    """Bytes per node of the graph's own dicts and lists."""
+    name_index: float
+    """Bytes per node of the name index."""
+    per_edge: float
+    """Bytes per edge: the object and its place in the graph."""
 
 
 # ---- report --------------------------------------------------------------------
@@ -256,6 +283,12 @@ def print_session(found: Session) -> None:
         )
     if found.symbol_ms:
         times = [ms for _, ms, _ in found.symbol_ms]
+        rest = times[1:]
+        print(
+            f"       workspace/symbol: first query {times[0]:.1f} ms; the other "
+            f"{len(rest)}: median {statistics.median(rest):.1f} ms, p95 "
+            f"{p95(rest):.1f} ms, worst {max(rest):.1f} ms"
+        )
         slowest = sorted(found.symbol_ms, key=lambda s: -s[1])[:5]
         print(
             f"       workspace/symbol over {len(times)} keystrokes: median "
@@ -275,7 +308,7 @@ def report(
     cold: Session,
     warm: Session,
     store: StoreFigures,
-    memory: tuple[float, float, int, int],
+    memory: Memory,
 ) -> int:
     """Print everything with targets; the exit status."""
     print()
@@ -286,15 +319,17 @@ def report(
     print_session(small)
     print_session(cold)
     print_session(warm)
-    per_node, per_edge, nodes, edges = memory
+    per_node = memory.node_objects + memory.node_structures + memory.name_index
     print(
         f"store  {store.bytes / 1e6:.1f} MB for {store.nodes:,} nodes and "
         f"{store.edges:,} edges: {store.bytes / store.nodes * 1e5 / 1e6:.1f} MB "
         f"per 100k nodes"
     )
     print(
-        f"memory of the graph: {per_node:.0f} bytes per node, {per_edge:.0f} bytes "
-        f"per edge ({nodes:,} nodes, {edges:,} edges loaded in this process)"
+        f"memory of the graph: {per_node:.0f} bytes per node (object "
+        f"{memory.node_objects:.0f}, graph {memory.node_structures:.0f}, name index "
+        f"{memory.name_index:.0f}), {memory.per_edge:.0f} bytes per edge "
+        f"({memory.nodes:,} nodes, {memory.edges:,} edges loaded in this process)"
     )
     print()
     symbols = [ms for s in (cold, warm) for _, ms, _ in s.symbol_ms]

@@ -95,6 +95,10 @@ class CodeGraph:
         """Active nodes read from the store so far (for counting the rest)."""
         self._completed: asyncio.Event | None = None
         """Set once nothing is pending (made by the first :meth:`wait_complete`)."""
+        self.hurried = asyncio.Event()
+        """Set when someone waits for the whole graph (a symbol search on a
+        warm start): the background load starts without its quiet delay.
+        """
         self.symbols = SymbolIndex(self._nodes)
         """Names of the active nodes for :meth:`search`; every change below
         marks its file there.

@@ -58,6 +58,8 @@ busy store; the event loop must never wait on it for good)."""
 FILL_BATCH = 8
 """Files loaded per step in the background (a few milliseconds each)."""
 
+HURRIED_BATCH = 128
+"""Files loaded per step when a request waits for them (~50 ms)."""
 SYMBOL_BATCH = 32
 """Files added to the name index per step in the background (~0.2 ms each)."""
 SYMBOL_PAUSE_S = 0.02
@@ -243,9 +245,10 @@ async def fill_graph(
     graph: CodeGraph, start: asyncio.Event, *, delay: float = FILL_DELAY_S
 ) -> None:
     """Once ``start`` is set and ``delay`` has passed, load what is left of the
-    graph in small steps, each after whatever else was waiting to run; then
-    bring the name index (``symbol_index.py``) up to date the same way. Until
-    ``start``, index the names of the files indexed so far now and then.
+    graph in small steps, each after whatever else was waiting to run, adding
+    each step's files to the name index (``symbol_index.py``). Until ``start``,
+    index the names of the files indexed so far now and then. Someone waiting
+    for the whole graph (``graph.hurried``) cuts the delay short.
     """
     while not start.is_set():
         # Files indexed so far join the name index between the indexer's
@@ -253,8 +256,10 @@ async def fill_graph(
         graph.catch_up_symbols(SYMBOL_BATCH)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(start.wait(), SYMBOL_PAUSE_S)
-    await asyncio.sleep(delay)
-    while graph.load_some(FILL_BATCH):
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(graph.hurried.wait(), delay)
+    while graph.load_some(HURRIED_BATCH if graph.hurried.is_set() else FILL_BATCH):
+        graph.catch_up_symbols()  # what was just loaded
         await asyncio.sleep(0)
     graph.detach()
     while graph.catch_up_symbols(SYMBOL_BATCH):
