@@ -59,6 +59,9 @@ class _Table:
 
     def __init__(self) -> None:
         self.ids: dict[str, Buckets] = {}
+        self.bounded = True
+        """Whether every id under a key has a qualified name at least as long
+        as the key (a name ends its qualified name; not so for paths)."""
         self._text: str | None = None
         """``\\0key\\0key…\\0`` of every key, rebuilt when a key came or went."""
 
@@ -66,6 +69,8 @@ class _Table:
         """Index each (key, qualified-name length, id)."""
         table = self.ids
         for key, qlen, node_id in items:
+            if qlen < len(key):
+                self.bounded = False
             buckets = table.get(key)
             if buckets is None:
                 table[key] = {qlen: (node_id,)}
@@ -101,12 +106,15 @@ class _Table:
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = SEPARATOR + SEPARATOR.join(self.ids) + SEPARATOR
+            # Shortest keys first: a scan can stop once longer keys cannot
+            # rank among the results (see ``bounded``).
+            keys = sorted(self.ids, key=len)
+            self._text = SEPARATOR + SEPARATOR.join(keys) + SEPARATOR
         return self._text
 
     def containing(self, needle: str) -> Iterable[str]:
         """Keys containing ``needle`` (which may start with the separator: a
-        prefix), each once, in no particular order.
+        prefix), each once, shortest first.
         """
         text = self.text
         find, rfind = text.find, text.rfind
@@ -118,7 +126,9 @@ class _Table:
             position = find(needle, end)
 
     def matching(self, pattern: re.Pattern[str]) -> Iterable[str]:
-        """Keys a pattern starting with the separator matches (group 1)."""
+        """Keys a pattern starting with the separator matches (group 1),
+        shortest first.
+        """
         for match in pattern.finditer(self.text):
             yield match.group(1)
 
@@ -296,11 +306,26 @@ class SymbolIndex:
         def grouped(
             tables: Iterable[tuple[_Table, Iterable[str]]],
         ) -> dict[int, list[Bucket]]:
+            """Ids under the keys, by qualified-name length. Keys come shortest
+            first; in a bounded table, a key of length L holds no qualified name
+            shorter than L, so once that table alone gave enough ids with
+            shorter ones, its longer keys cannot rank and are not read.
+            """
             groups: dict[int, list[Bucket]] = {}
+            counts: dict[int, int] = {}
+            need = limit - len(found) + len(seen)  # seen ids may come again
             for table, keys in tables:
+                length = -1
                 for key in keys:
+                    if table.bounded and len(key) != length:
+                        length = len(key)
+                        held = sum(c for q, c in counts.items() if q < length)
+                        if held >= need:
+                            break
                     for qlen, ids in table.ids[key].items():
                         groups.setdefault(qlen, []).append(ids)
+                        if table.bounded:  # an id is under one key of a table
+                            counts[qlen] = counts.get(qlen, 0) + len(ids)
             return groups
 
         names = self._names
@@ -317,10 +342,10 @@ class SymbolIndex:
             exact = [wanted] if wanted in names.ids else []
             done = take(1, grouped([(names, exact)]))
         if not done:
-            prefixed = [k for k in names.containing(SEPARATOR + wanted) if k != wanted]
+            prefixed = (k for k in names.containing(SEPARATOR + wanted) if k != wanted)
             done = take(2, grouped([(names, prefixed)]))
         if not done:
-            inside = [k for k in names.containing(wanted) if not k.startswith(wanted)]
+            inside = (k for k in names.containing(wanted) if not k.startswith(wanted))
             done = take(3, grouped([(names, inside)]))
         if not done:
             qualified, paths = self._qualified, self._paths
@@ -328,8 +353,8 @@ class SymbolIndex:
                 4,
                 grouped(
                     [
+                        (paths, paths.containing(wanted)),  # read whole first
                         (qualified, qualified.containing(wanted)),
-                        (paths, paths.containing(wanted)),
                     ]
                 ),
             )
