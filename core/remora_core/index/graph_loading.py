@@ -261,6 +261,8 @@ async def fill_graph(
     while graph.load_some(HURRIED_BATCH if graph.hurried.is_set() else FILL_BATCH):
         graph.catch_up_symbols()  # what was just loaded
         await asyncio.sleep(0)
-    graph.detach()
     while graph.catch_up_symbols(SYMBOL_BATCH):
         await asyncio.sleep(0)
+    # Complete only now: what waits for the whole graph (the server freezes
+    # the heap then, so that collections skip it) finds the name index built.
+    graph.detach()

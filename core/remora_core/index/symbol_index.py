@@ -62,6 +62,9 @@ class _Table:
         self.bounded = True
         """Whether every id under a key has a qualified name at least as long
         as the key (a name ends its qualified name; not so for paths)."""
+        self._last_fuzzy: tuple[str, str, str] | None = None
+        """(the text searched, the query, the text of the keys it matched) of
+        the last fuzzy search read to the end."""
         self._text: str | None = None
         """``\\0key\\0key…\\0`` of every key, rebuilt when a key came or went."""
 
@@ -125,12 +128,24 @@ class _Table:
             yield text[start:end]
             position = find(needle, end)
 
-    def matching(self, pattern: re.Pattern[str]) -> Iterable[str]:
-        """Keys a pattern starting with the separator matches (group 1),
-        shortest first.
+    def fuzzy(self, query: str) -> Iterable[str]:
+        """Keys holding ``query``'s characters in order, shortest first.
+
+        A person types: when the last complete answer was for a prefix of
+        ``query``, only the keys it matched can match now (a subsequence of
+        ``query`` is one of that prefix), so only their text is read.
         """
-        for match in pattern.finditer(self.text):
-            yield match.group(1)
+        text = self.text
+        last = self._last_fuzzy
+        if last is not None and last[0] is text and query.startswith(last[1]):
+            text = last[2]
+        matched: list[str] = []
+        for match in _fuzzy_pattern(query).finditer(text):
+            matched.append(match.group(1))
+            yield matched[-1]
+        # Read to the end (the caller did not stop early): keep for the next.
+        joined = SEPARATOR + SEPARATOR.join(matched) + SEPARATOR
+        self._last_fuzzy = (self.text, query, joined)
 
 
 def _fuzzy_pattern(query: str) -> re.Pattern[str]:
@@ -359,8 +374,7 @@ class SymbolIndex:
                 ),
             )
         if not done:
-            pattern = _fuzzy_pattern(wanted)
-            take(5, grouped([(self._qualified, self._qualified.matching(pattern))]))
+            take(5, grouped([(self._qualified, self._qualified.fuzzy(wanted))]))
         found.sort()
         return [nodes[item[4]] for item in found[:limit]]
 
