@@ -169,7 +169,8 @@ async def start(
         await initialize(client, workspace)
         arrived, message = await asyncio.wait_for(ended, INDEX_TIMEOUT_S)
         found.index_s = arrived - started
-        found.summary = _progress(message)[1].get("message") or ""
+        progress = _progress(message)
+        found.summary = (progress[1].get("message") if progress else None) or ""
         found.first_outline_ms = await first_outline(client, opened)
         if symbols:
             await ask_symbols(client, found)
@@ -404,7 +405,7 @@ async def run(scale: int, keep: bool) -> int:
 
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--scale", type=int, default=2, help="copies of the stdlib")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces")
     parser.add_argument(
