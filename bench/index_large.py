@@ -234,7 +234,8 @@ def graph_memory(workspace: Path) -> Memory:
         graph = CodeGraph()
         graph.load(nodes, [])
         structures = tracemalloc.get_traced_memory()[0]
-        graph.catch_up_symbols()
+        if hasattr(graph, "catch_up_symbols"):  # not before the name index
+            graph.catch_up_symbols()
         names = tracemalloc.get_traced_memory()[0]
         rows = db.execute(
             "SELECT from_id, to_id, kind FROM edges WHERE kind IN ('calls', 'imports')"
