@@ -136,6 +136,27 @@ def symbol_information(
     )
 
 
+def symbol_information_json(
+    node: CodeNode,
+    uri: str,
+    encoding: PositionEncoding,
+    lines: Callable[[str], LineIndex | None],
+    container: str | None,
+) -> dict[str, Any]:
+    """:func:`symbol_information` as plain JSON (sent with
+    :class:`~remora_lsp.protocol.PlainJson`): 500 workspace symbols a
+    keystroke cost more through lsprotocol's objects and cattrs than finding
+    them.
+    """
+    needed = lines(node.file_path) if needs_lines([node.span], encoding) else None
+    return {
+        "name": node.name,
+        "kind": _SYMBOL_KIND_NUMBERS[node.kind],
+        "location": {"uri": uri, "range": _json_range(node.span, encoding, needed)},
+        "containerName": f"{container} · {node.id}" if container else node.id,
+    }
+
+
 def _ref(item: dict[str, Any]) -> str:
     return f"`{item['qualified_name']}` ({item['id']})"
 

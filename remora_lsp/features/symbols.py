@@ -10,12 +10,17 @@ project, open or not.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from remora_lsp.convert import document_symbols, needs_lines, symbol_information
+from remora_lsp.convert import (
+    document_symbols,
+    needs_lines,
+    symbol_information,
+    symbol_information_json,
+)
 from remora_lsp.protocol import PlainJson
 
 if TYPE_CHECKING:
@@ -65,20 +70,23 @@ def register(server: RemoraLanguageServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(
         ls: RemoraLanguageServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.SymbolInformation] | None:
+    ) -> PlainJson | None:
         found = []
         for app in await ls.projects.all_loaded():
+            await app.searchable()
             lines = cache(app.documents.lines)
+            # Results crowd into few files: a path's URI is built once.
+            uri = cache(partial(ls.projects.uri, app))
             for node in app.nodes.search(params.query, WORKSPACE_SYMBOL_LIMIT):
                 parent = app.nodes.get(node.parent_id) if node.parent_id else None
                 container = parent.qualified_name if parent else None
                 found.append(
-                    symbol_information(
+                    symbol_information_json(
                         node,
-                        ls.projects.uri(app, node.file_path),
+                        uri(node.file_path),
                         ls.encoding,
                         lines,
                         container,
                     )
                 )
-        return found[:WORKSPACE_SYMBOL_LIMIT] or None
+        return PlainJson(found[:WORKSPACE_SYMBOL_LIMIT]) if found else None

@@ -188,6 +188,16 @@ class RemoraApp:
         """Wait until the workspace is indexed; False if the app closed first."""
         return await self._index.until(self._index.indexed)
 
+    async def searchable(self) -> None:
+        """Wait until a symbol search sees every node: a lazily loaded graph
+        is loaded now rather than after its quiet delay (a waiting request
+        yields to the others, and is simply dropped if cancelled).
+        """
+        graph = self._index.graph
+        if not graph.complete:
+            graph.hurried.set()
+            await graph.wait_complete()
+
     async def graph_complete(self) -> None:
         """Wait until a lazily loaded graph is whole in memory (or closing)."""
         await self._index.graph.wait_complete()

@@ -116,6 +116,7 @@ async def node_events(app: RemoraApp, a: NodeEventsArgs, door: Door) -> Any:
 @command("remora.nodes.search", SearchArgs, list[answers.NodeMatch], Route.EVERY)
 async def nodes_search(app: RemoraApp, a: SearchArgs, door: Door) -> Any:
     """The active nodes best matching the query, with their agents' status."""
+    await app.searchable()
     return [app.nodes.ref(node) for node in app.nodes.search(a.query, a.limit)]
 
 

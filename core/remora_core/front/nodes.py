@@ -20,7 +20,6 @@ from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.history.conversation import conversation, last_answer
 from remora_core.index.cards import node_card, node_ref
 from remora_core.index.identity import ID_PREFIX, is_node_id
-from remora_core.index.search import search_nodes
 from remora_core.model import NodeStatus
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ class Nodes:
                 key=lambda n: (n.file_path, n.span.start_line),
             )
             return nodes[:limit]
-        return search_nodes(self._index.graph.active(), query, limit)
+        return self._index.graph.search(query, limit)
 
     def source(self, node: CodeNode) -> dict[str, Any]:
         """The node's current source for a reader outside the editor (an MCP

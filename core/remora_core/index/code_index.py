@@ -37,7 +37,6 @@ from remora_core.index.index_reports import IndexListener, Unheard
 from remora_core.index.index_writes import IndexWrites, snapshot
 from remora_core.index.indexer import Extractor, Stat, Vouched
 from remora_core.index.resolve import FileResolver, ModuleMap, module_name
-from remora_core.index.search import search_nodes
 from remora_core.index.text_watch import TextWatch
 from remora_core.index.updates import (
     FileUpdate,
@@ -266,7 +265,7 @@ class CodeIndex:
 
     def search(self, query: str, limit: int) -> list[CodeNode]:
         """Best matches of ``query`` among every active node."""
-        return search_nodes(self.graph.active(), query, limit)
+        return self.graph.search(query, limit)
 
     # ---- graph updates ---------------------------------------------------------
 

@@ -22,6 +22,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from remora_core.index.search import search_nodes
+from remora_core.index.symbol_index import SEPARATOR, SymbolIndex, active_nodes
 from remora_core.model import (
     AgentStatus,
     CodeNode,
@@ -93,6 +95,14 @@ class CodeGraph:
         """Active nodes read from the store so far (for counting the rest)."""
         self._completed: asyncio.Event | None = None
         """Set once nothing is pending (made by the first :meth:`wait_complete`)."""
+        self.hurried = asyncio.Event()
+        """Set when someone waits for the whole graph (a symbol search on a
+        warm start): the background load starts without its quiet delay.
+        """
+        self.symbols = SymbolIndex(self._nodes)
+        """Names of the active nodes for :meth:`search`; every change below
+        marks its file there.
+        """
 
     # ---- loading ---------------------------------------------------------------
 
@@ -167,6 +177,7 @@ class CodeGraph:
             return
         nodes = self._nodes
         for path, (stored, edges) in self._source.contents(paths).items():
+            self.symbols.touch(path)
             self._active_loaded += sum(
                 1 for n in stored if n.status is NodeStatus.ACTIVE
             )
@@ -246,6 +257,32 @@ class CodeGraph:
         """Every active node, file nodes included."""
         self.load_all()
         return (n for n in self._nodes.values() if n.status is NodeStatus.ACTIVE)
+
+    def search(self, query: str, limit: int) -> list[CodeNode]:
+        """The ``limit`` active nodes best matching ``query``, ranked as
+        :func:`~remora_core.index.search.search_nodes` ranks them, from the
+        name index (``symbol_index.py``) instead of looking at every node.
+        """
+        wanted = query.strip().lower()
+        if not wanted or SEPARATOR in wanted:
+            return search_nodes(self.active(), query, limit)
+        self.load_all()
+        self.catch_up_symbols()
+        return self.symbols.search(wanted, limit)
+
+    def catch_up_symbols(self, count: int | None = None) -> bool:
+        """Bring up to ``count`` changed files (all: None) up to date in the
+        name index; whether any are left.
+        """
+        self.symbols.catch_up(self._searchable, count)
+        return bool(self.symbols.behind)
+
+    def _searchable(self, path: str) -> list[CodeNode]:
+        file_id = self.file_ids.get(path)
+        file_node = self._nodes.get(file_id) if file_id else None
+        if file_node is not None and file_node.file_path != path:
+            file_node = None
+        return active_nodes(file_node, self.file_nodes(path))
 
     def active_count(self) -> int:
         """How many nodes are active, file nodes included (loads nothing)."""
@@ -352,12 +389,14 @@ class CodeGraph:
             self._nodes[node.id] = node
         self._by_file[path] = [n.id for n in _in_order(definitions)]
         self._names.pop(path, None)
+        self.symbols.touch(path)
 
     def _drop_from_file(self, path: str, node_id: str) -> None:
         ids = self._by_file.get(path)
         if ids is not None and node_id in ids:
             ids.remove(node_id)
             self._names.pop(path, None)
+            self.symbols.touch(path)
 
     def set_agent_status(self, node_id: str, status: AgentStatus) -> None:
         """Record what a node's agent is doing."""
@@ -376,6 +415,8 @@ class CodeGraph:
         if old in self._edges_by_file:
             self._edges_by_file[new] = self._edges_by_file.pop(old)
         self._names.pop(old, None)
+        self.symbols.touch(old)
+        self.symbols.touch(new)
 
     def set_file_edges(self, path: str, edges: list[Edge]) -> None:
         """Replace the ``calls``/``imports`` edges produced by parsing ``path``."""
@@ -436,6 +477,7 @@ class CodeGraph:
             node = self._nodes.get(node_id) if node_id else None
             if node is not None and node.id not in keep and node.file_path == path:
                 del self._nodes[node.id]
+        self.symbols.touch(path)
         self.set_file_edges(path, edges)
         self.put_file(file_node, definitions)
 
@@ -449,6 +491,7 @@ class CodeGraph:
         self.set_file_edges(path, [])
         self._edges_by_file.pop(path, None)
         self._names.pop(path, None)
+        self.symbols.touch(path)
 
     def parent_edges(self, path: str) -> list[Edge]:
         """``parent_of`` edges of one file (derived from ``parent_id``)."""

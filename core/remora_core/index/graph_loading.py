@@ -24,6 +24,7 @@ everything at once, as a changing or immutable store is simpler read whole.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -56,6 +57,13 @@ TALLY_WAIT_S = 10.0
 busy store; the event loop must never wait on it for good)."""
 FILL_BATCH = 8
 """Files loaded per step in the background (a few milliseconds each)."""
+
+HURRIED_BATCH = 128
+"""Files loaded per step when a request waits for them (~50 ms)."""
+SYMBOL_BATCH = 32
+"""Files added to the name index per step in the background (~0.2 ms each)."""
+SYMBOL_PAUSE_S = 0.02
+"""Between such steps while the workspace is being indexed."""
 
 _NODES = f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ?"
 _ACTIVE = "SELECT COUNT(*) FROM nodes WHERE status = 'active'"
@@ -237,10 +245,24 @@ async def fill_graph(
     graph: CodeGraph, start: asyncio.Event, *, delay: float = FILL_DELAY_S
 ) -> None:
     """Once ``start`` is set and ``delay`` has passed, load what is left of the
-    graph in small steps, each after whatever else was waiting to run.
+    graph in small steps, each after whatever else was waiting to run, adding
+    each step's files to the name index (``symbol_index.py``). Until ``start``,
+    index the names of the files indexed so far now and then. Someone waiting
+    for the whole graph (``graph.hurried``) cuts the delay short.
     """
-    await start.wait()
-    await asyncio.sleep(delay)
-    while graph.load_some(FILL_BATCH):
+    while not start.is_set():
+        # Files indexed so far join the name index between the indexer's
+        # steps, so that a search right after indexing does not build it all.
+        graph.catch_up_symbols(SYMBOL_BATCH)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(start.wait(), SYMBOL_PAUSE_S)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(graph.hurried.wait(), delay)
+    while graph.load_some(HURRIED_BATCH if graph.hurried.is_set() else FILL_BATCH):
+        graph.catch_up_symbols()  # what was just loaded
         await asyncio.sleep(0)
+    while graph.catch_up_symbols(SYMBOL_BATCH):
+        await asyncio.sleep(0)
+    # Complete only now: what waits for the whole graph (the server freezes
+    # the heap then, so that collections skip it) finds the name index built.
     graph.detach()

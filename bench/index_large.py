@@ -1,0 +1,432 @@
+"""A large repository: N copies of the stdlib side by side (issue 30, section 2).
+
+Run with the project's interpreter (``.venv/bin/python bench/index_large.py``);
+``--scale 3`` for three copies (about 2.6 million lines).
+
+The running Python's stdlib (without ``site-packages`` and ``__pycache__``) is
+copied ``--scale`` times into one temporary workspace (``copy1/``, ``copy2/``,
+...). In the same run:
+
+- **ast peer**: ``ast.parse`` (reading included) of every Python file of the
+  workspace in this one process;
+- **small project**: remora-lsp on a workspace holding only ``_pydecimal.py``;
+  typing a comment in the middle of a method (didChange then documentSymbol,
+  as ``document_symbol.py`` does): the edit latency to compare with;
+- **cold**: remora-lsp on the large workspace, no ``.remora/`` yet: time from
+  spawning to the end of the indexing progress, peak RSS of the process tree,
+  the first outline of ``copy1/_pydecimal.py`` after opening it, the same
+  typing as in the small project, then ``workspace/symbol`` as an editor sends
+  it, one request per keystroke while typing each of :data:`WORDS`;
+- **warm**: a new server on the unchanged workspace, timed the same way, the
+  symbol queries asked right after indexing ends (the first one finds the
+  graph not loaded yet);
+- the store's size per 100k nodes and its node and edge counts; the server's
+  memory per node and per edge (in this process, with ``tracemalloc``, while
+  the stored graph is loaded into a ``CodeGraph``).
+
+Prints every figure with its target and exits 1 when a target or a sanity
+check fails. Server stderr goes to ``bench/.work/logs/index_large.*``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import math
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from document_symbol import Edit, edit_and_ask, edits
+from index_stdlib import (
+    STDLIB,
+    AstRun,
+    RssSampler,
+    _progress,
+    _status_kb,
+    ast_parse_all,
+    compile_remora,
+    copy_stdlib,
+    first_outline,
+    indexing_progress,
+    initialize,
+    processes,
+    python_files,
+)
+from lspclient import LspClient, path_uri
+
+BENCH = Path(__file__).resolve().parent
+LOGS = BENCH / ".work" / "logs"
+OPENED = "_pydecimal.py"
+INDEX_TIMEOUT_S = 900.0
+
+WORDS = [
+    "Decimal",
+    "get",
+    "parse",
+    "__init__",
+    "HTTPConnection",
+    "assertEqual",
+    "test_main",
+    "os.path.join",
+    "xml.dom",
+    "qntz",
+    "zzqx",
+    "rm_",
+]
+"""Each typed one keystroke at a time (one request per prefix). ``qntz`` finds
+only fuzzy matches, ``zzqx`` nothing (every node looked at), ``rm_`` ids."""
+SYMBOL_LIMIT = 500
+EDIT_ROUNDS = 30
+EDIT_WARMUP = 5
+
+TARGET_SYMBOL_P95_MS = 30.0
+TARGET_SYMBOL_WORST_MS = 100.0
+TARGET_COLD_RATIO = 0.8
+TARGET_WARM_RATIO = 0.06
+TARGET_RSS_MB_PER_COPY = 300.0
+"""600 MB at two copies (1.7 M lines), growing at most linearly."""
+TARGET_FIRST_OUTLINE_MS = 100.0
+TARGET_EDIT_RATIO = 1.5
+"""documentSymbol on an edit: large-project p95 over small-project p95."""
+
+
+@dataclass
+class Session:
+    """One server start on a workspace and what was measured in it."""
+
+    label: str
+    index_s: float = 0.0
+    summary: str = ""
+    peak_rss_mb: float = 0.0
+    hwm_mb: float = 0.0
+    first_outline_ms: float = 0.0
+    edit_ms: list[float] = field(default_factory=list)
+    symbol_ms: list[tuple[str, float, int]] = field(default_factory=list)
+    symbol_cpu_ms: float = 0.0
+    """The server's CPU time over all symbol requests, per request: what load
+    on the machine does not change."""
+    """(query, ms, results) per workspace/symbol request, in order."""
+    exit_code: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def p95(values: list[float]) -> float:
+    """95th percentile, nearest rank."""
+    ordered = sorted(values)
+    return ordered[math.ceil(0.95 * len(ordered)) - 1]
+
+
+async def type_edits(client: LspClient, path: Path, found: Session) -> None:
+    """Open ``path`` if needed and time didChange + documentSymbol rounds."""
+    uri = path_uri(path)
+    edit: Edit = edits(path.read_text(encoding="utf-8"))[0]  # the middle one
+    version = 1
+    for round_ in range(EDIT_WARMUP + EDIT_ROUNDS):
+        for insert in (True, False):
+            version += 1
+            ms, result = await edit_and_ask(client, uri, version, edit, insert)
+            if not result:
+                found.problems.append(f"empty outline after edit {version}")
+            if round_ >= EDIT_WARMUP:
+                found.edit_ms.append(ms)
+
+
+async def ask_symbols(client: LspClient, found: Session) -> None:
+    """Type each word of :data:`WORDS`, one workspace/symbol per keystroke."""
+    for word in WORDS:
+        for end in range(1, len(word) + 1):
+            query = word[:end]
+            started = time.perf_counter()
+            future = await client.send_request("workspace/symbol", {"query": query})
+            arrived, result = await asyncio.wait_for(future, 120)
+            found.symbol_ms.append(
+                (query, (arrived - started) * 1000, len(result or []))
+            )
+        if word not in ("zzqx",) and found.symbol_ms[-1][2] == 0:
+            found.problems.append(f"workspace/symbol {word!r}: no result")
+
+
+async def start(
+    workspace: Path, label: str, opened: Path, symbols: bool
+) -> tuple[Session, Path]:
+    """Start remora-lsp on ``workspace``; index, outline, typing, symbols."""
+    found = Session(label)
+    log = LOGS / f"index_large.{label}.stderr.log"
+    log.unlink(missing_ok=True)
+    client = LspClient()
+    started = time.perf_counter()
+    await client.start(
+        [str(Path(sys.executable).with_name("remora-lsp"))], cwd=workspace, stderr=log
+    )
+    sampler = RssSampler(client.pid)
+    sampler.start()
+    try:
+        ended = indexing_progress(client, "end")
+        await initialize(client, workspace)
+        arrived, message = await asyncio.wait_for(ended, INDEX_TIMEOUT_S)
+        found.index_s = arrived - started
+        progress = _progress(message)
+        found.summary = (progress[1].get("message") if progress else None) or ""
+        found.first_outline_ms = await first_outline(client, opened)
+        if symbols:
+            cpu = processes()[client.pid][1]
+            await ask_symbols(client, found)
+            spent = processes()[client.pid][1] - cpu
+            found.symbol_cpu_ms = spent * 1000 / len(found.symbol_ms)
+        await type_edits(client, opened, found)
+        found.hwm_mb = _status_kb(client.pid, "VmHWM") / 1024
+    finally:
+        sampler.stop()
+        found.exit_code = await client.stop()
+    found.peak_rss_mb = sampler.peak_kb / 1024
+    return found, log
+
+
+# ---- the store and memory ------------------------------------------------------
+
+
+@dataclass
+class StoreFigures:
+    """Size of ``.remora/`` and what it holds."""
+
+    nodes: int
+    edges: int
+    bytes: int
+
+
+def store_figures(workspace: Path) -> StoreFigures:
+    """Count nodes and edges in the store; its size on disk (WAL included)."""
+    folder = workspace / ".remora"
+    size = sum(p.stat().st_size for p in folder.glob("remora.db*"))
+    with sqlite3.connect(folder / "remora.db") as db:
+        nodes = db.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        edges = db.execute("SELECT count(*) FROM edges").fetchone()[0]
+    return StoreFigures(nodes, edges, size)
+
+
+def graph_memory(workspace: Path) -> Memory:
+    """Bytes per node and per edge held in memory, measured with
+    ``tracemalloc`` in this process: the stored nodes read into ``CodeNode``
+    objects, put in a ``CodeGraph`` and its name index; then the stored
+    ``calls``/``imports`` edges, read and linked (as a server holds them once
+    its graph is loaded).
+    """
+    from remora_core.index.codegraph import CodeGraph
+    from remora_core.model import Edge
+    from remora_core.store.nodes import EDGE_KINDS, NODE_COLUMNS, row_node
+
+    gc.collect()
+    tracemalloc.start()
+    with sqlite3.connect(workspace / ".remora" / "remora.db") as db:
+        rows = db.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
+        nodes = [row_node(row) for row in rows]
+        del rows
+        gc.collect()
+        objects = tracemalloc.get_traced_memory()[0]
+        graph = CodeGraph()
+        graph.load(nodes, [])
+        structures = tracemalloc.get_traced_memory()[0]
+        if hasattr(graph, "catch_up_symbols"):  # not before the name index
+            graph.catch_up_symbols()
+        names = tracemalloc.get_traced_memory()[0]
+        rows = db.execute(
+            "SELECT from_id, to_id, kind FROM edges WHERE kind IN ('calls', 'imports')"
+        ).fetchall()
+        edges = [Edge(f, t, EDGE_KINDS[k]) for f, t, k in rows]
+        del rows
+        gc.collect()
+        graph.load([], edges)
+        linked = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    count = len(nodes)
+    return Memory(
+        count,
+        len(edges),
+        objects / count,
+        (structures - objects) / count,
+        (names - structures) / count,
+        (linked - names) / max(len(edges), 1),
+    )
+
+
+@dataclass
+class Memory:
+    """What the graph costs in memory."""
+
+    nodes: int
+    edges: int
+    node_objects: float
+    """Bytes per ``CodeNode`` with its strings and spans."""
+    node_structures: float
+    """Bytes per node of the graph's own dicts and lists."""
+    name_index: float
+    """Bytes per node of the name index."""
+    per_edge: float
+    """Bytes per edge: the object and its place in the graph."""
+
+
+# ---- report --------------------------------------------------------------------
+
+
+def print_session(found: Session) -> None:
+    """The figures of one start."""
+    print(
+        f"{found.label:<6} indexed in {found.index_s:.2f} s; peak RSS (tree) "
+        f"{found.peak_rss_mb:.0f} MB, server VmHWM {found.hwm_mb:.0f} MB; "
+        f"first outline {found.first_outline_ms:.0f} ms; exit code {found.exit_code}"
+    )
+    print(f"       summary: {found.summary!r}")
+    if found.edit_ms:
+        median = statistics.median(found.edit_ms)
+        print(
+            f"       edit → documentSymbol median {median:.1f} ms, "
+            f"p95 {p95(found.edit_ms):.1f} ms"
+        )
+    if found.symbol_ms:
+        times = [ms for _, ms, _ in found.symbol_ms]
+        rest = times[1:]
+        print(
+            f"       workspace/symbol: first query {times[0]:.1f} ms; the other "
+            f"{len(rest)}: median {statistics.median(rest):.1f} ms, p95 "
+            f"{p95(rest):.1f} ms, worst {max(rest):.1f} ms; server CPU "
+            f"{found.symbol_cpu_ms:.1f} ms per request (mean, first included)"
+        )
+        slowest = sorted(found.symbol_ms, key=lambda s: -s[1])[:5]
+        print(
+            f"       workspace/symbol over {len(times)} keystrokes: median "
+            f"{statistics.median(times):.1f} ms, p95 {p95(times):.1f} ms, worst "
+            f"{max(times):.1f} ms; slowest: "
+            + ", ".join(f"{q!r} {ms:.0f} ms ({n})" for q, ms, n in slowest)
+        )
+    for problem in found.problems[:5]:
+        print(f"       PROBLEM: {problem}")
+
+
+def report(
+    scale: int,
+    lines: int,
+    peer: AstRun,
+    small: Session,
+    cold: Session,
+    warm: Session,
+    store: StoreFigures,
+    memory: Memory,
+) -> int:
+    """Print everything with targets; the exit status."""
+    print()
+    print(
+        f"{scale} copies of {STDLIB}: {peer.files} files, {lines:,} lines; "
+        f"ast.parse {peer.seconds:.2f} s"
+    )
+    print_session(small)
+    print_session(cold)
+    print_session(warm)
+    per_node = memory.node_objects + memory.node_structures + memory.name_index
+    print(
+        f"store  {store.bytes / 1e6:.1f} MB for {store.nodes:,} nodes and "
+        f"{store.edges:,} edges: {store.bytes / store.nodes * 1e5 / 1e6:.1f} MB "
+        f"per 100k nodes"
+    )
+    print(
+        f"memory of the graph: {per_node:.0f} bytes per node (object "
+        f"{memory.node_objects:.0f}, graph {memory.node_structures:.0f}, name index "
+        f"{memory.name_index:.0f}), {memory.per_edge:.0f} bytes per edge "
+        f"({memory.nodes:,} nodes, {memory.edges:,} edges loaded in this process)"
+    )
+    print()
+    symbols = [ms for s in (cold, warm) for _, ms, _ in s.symbol_ms]
+    checks = [
+        ("workspace/symbol p95 ms", p95(symbols), TARGET_SYMBOL_P95_MS),
+        ("workspace/symbol worst ms", max(symbols), TARGET_SYMBOL_WORST_MS),
+        ("cold / ast", cold.index_s / peer.seconds, TARGET_COLD_RATIO),
+        ("warm / ast", warm.index_s / peer.seconds, TARGET_WARM_RATIO),
+        (
+            "peak RSS MB",
+            max(cold.peak_rss_mb, warm.peak_rss_mb),
+            TARGET_RSS_MB_PER_COPY * scale,
+        ),
+        (
+            "first outline ms (worst start)",
+            max(cold.first_outline_ms, warm.first_outline_ms),
+            TARGET_FIRST_OUTLINE_MS,
+        ),
+        (
+            "edit p95 large / small",
+            max(p95(cold.edit_ms), p95(warm.edit_ms)) / p95(small.edit_ms),
+            TARGET_EDIT_RATIO,
+        ),
+    ]
+    status = 0
+    for name, value, target in checks:
+        verdict = "pass" if value <= target else "FAIL"
+        print(f"target {name:<32} {value:>9.2f} <= {target:<7g} {verdict}")
+        status |= value > target
+    for found in (small, cold, warm):
+        if found.problems or found.exit_code != 0:
+            print(f"PROBLEM {found.label}: {found.problems[:3]} exit {found.exit_code}")
+            status = 1
+    return int(status)
+
+
+async def run(scale: int, keep: bool) -> int:
+    """Build the workspaces, measure everything, report."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="remora-large-"))
+    try:
+        workspace = tmp / "large"
+        workspace.mkdir()
+        for copy in range(1, scale + 1):
+            copy_stdlib(workspace / f"copy{copy}")
+        small_workspace = tmp / "small"
+        small_workspace.mkdir()
+        shutil.copy(STDLIB / OPENED, small_workspace / OPENED)
+        files = python_files(workspace)
+        lines = sum(p.read_bytes().count(b"\n") for p in files)
+        print(f"{scale} copies, {len(files)} Python files, {lines:,} lines", flush=True)
+        print("ast.parse peer ...", flush=True)
+        peer = ast_parse_all(workspace)
+        print("small project ...", flush=True)
+        small, _ = await start(
+            small_workspace, "small", small_workspace / OPENED, symbols=False
+        )
+        opened = workspace / "copy1" / OPENED
+        print("cold start ...", flush=True)
+        cold, _ = await start(workspace, "cold", opened, symbols=True)
+        print("warm start ...", flush=True)
+        warm, _ = await start(workspace, "warm", opened, symbols=True)
+        store = store_figures(workspace)
+        memory = graph_memory(workspace)
+        return report(scale, lines, peer, small, cold, warm, store, memory)
+    finally:
+        if keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--scale", type=int, default=2, help="copies of the stdlib")
+    parser.add_argument("--keep", action="store_true", help="keep the workspaces")
+    parser.add_argument(
+        "--no-compile", action="store_true", help="see index_stdlib.py --no-compile"
+    )
+    args = parser.parse_args()
+    if not Path(sys.executable).with_name("remora-lsp").exists():
+        sys.exit("remora-lsp not found: run this with the project's .venv/bin/python")
+    if not args.no_compile:
+        compile_remora()
+    sys.exit(asyncio.run(run(args.scale, args.keep)))
+
+
+if __name__ == "__main__":
+    main()
