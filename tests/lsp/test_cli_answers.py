@@ -188,7 +188,7 @@ async def test_a_store_that_is_not_sqlite_and_graph_files_that_are_not_yaml(
     for name in ("bad.yaml", "deep.yaml", "missing.yaml"):
         code, _out, err = await remora(root, "graph", "run", str(root / name))
         assert "Traceback" not in err, err
-        assert code == 1, err
+        assert code == 2, err  # the FILE given is not a graph: a usage error
         assert one_line_each(err), err
     for name in ("remora.db-wal", "remora.db-shm"):
         (root / ".remora" / name).unlink(missing_ok=True)
