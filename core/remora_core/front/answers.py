@@ -127,6 +127,65 @@ class LastAnswer(TypedDict):
     timestamp: float
 
 
+class Usage(TypedDict):
+    """What some runs cost: tokens as the model reported them, wall time."""
+
+    runs: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    """Input tokens read from the server's cache, where it reports them."""
+    tokens: int
+    """Input plus output (what the budgets count)."""
+    requests: int
+    seconds: float
+    """Wall time of the runs, summed (a running one until now)."""
+
+
+class RunUsage(TypedDict):
+    """What one run cost."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    tokens: int
+    requests: int
+    seconds: float
+
+
+class SubscriptionMatch(TypedDict):
+    """A run a subscription fired."""
+
+    run_id: str
+    event_id: str | None
+    event_type: str | None
+    at: float
+
+
+class SubscriptionJson(TypedDict):
+    """One of a node's subscriptions and what it fired lately."""
+
+    id: str
+    default: bool
+    """One of the two every node has (messages to it, changes of its code)."""
+    pattern: dict[str, Any]
+    text: str
+    """The pattern in words."""
+    created_at: float | None
+    fired: int
+    """Runs it fired among the node's latest 50."""
+    matched: list[SubscriptionMatch]
+    """The latest of those runs (at most 5)."""
+
+
+class NodeSubscriptions(TypedDict):
+    """A node's subscriptions, and whether a person muted it."""
+
+    node_id: str
+    muted: bool
+    subscriptions: list[SubscriptionJson]
+
+
 class NodeCard(NodeRef):
     """Everything a person is shown about one node."""
 
@@ -146,6 +205,11 @@ class NodeCard(NodeRef):
     last_answer: LastAnswer | None
     conversation: list[ConversationEntry]
     """The conversation's latest entries."""
+    usage: Usage
+    """What all the node's runs cost."""
+    muted: bool
+    """A person muted it: only their messages wake it."""
+    subscriptions: list[SubscriptionJson]
 
 
 class RunId(TypedDict):
@@ -204,6 +268,13 @@ class RunNode(TypedDict):
     line: int | None
 
 
+class FiredBy(TypedDict):
+    """The subscription that fired a run."""
+
+    id: str
+    text: str
+
+
 Trigger = TypedDict(
     "Trigger",
     {
@@ -211,9 +282,12 @@ Trigger = TypedDict(
         "text": str,
         "message": NotRequired[str],
         "from": NotRequired[Party],
+        "subscription": NotRequired[FiredBy],
     },
 )
-"""What started a run: ``kind`` person, message, request, reply, change, …"""
+"""What started a run: ``kind`` person, message, request, reply, change, …;
+``subscription`` the one of the node's that fired (``text``: a default's name
+in words, a custom one's id)."""
 
 
 class RunRow(TypedDict):
@@ -231,6 +305,10 @@ class RunRow(TypedDict):
     outcome: str | None
     queued_at: NotRequired[float]
     answered_by: NotRequired[str | None]
+    reason: NotRequired[str | None]
+    """``limit_reached`` when a token budget stopped the run."""
+    usage: NotRequired[RunUsage]
+    """What the run cost (not for a queued one)."""
 
 
 class LastSeq(TypedDict):
@@ -346,3 +424,36 @@ class TrustRow(TypedDict):
     """What the repository wants that needs trust ('' for nothing)."""
     hosts: dict[str, bool]
     """``host:port`` → whether the key may be sent there."""
+
+
+class UsageRow(Usage):
+    """The totals of one node, graph run or day."""
+
+    key: str
+    """The node id, the graph run id or the day (``YYYY-MM-DD``, local)."""
+    name: NotRequired[str | None]
+    """The node's qualified name (by node)."""
+
+
+class UsageReport(TypedDict):
+    """What agents cost: in all, by node, by graph run and by day."""
+
+    since: float | None
+    total: Usage
+    by_node: list[UsageRow]
+    by_graph: list[UsageRow]
+    by_day: list[UsageRow]
+
+
+class SubscriptionId(TypedDict):
+    """The subscription added."""
+
+    subscription_id: str
+
+
+class Muted(TypedDict):
+    """Whether the node is muted now, and whether that changed."""
+
+    node_id: str
+    muted: bool
+    changed: bool
