@@ -21,6 +21,7 @@ sys.path.insert(0, str(SCRIPTS))
 import client_reach  # noqa: E402
 import clients_page  # noqa: E402
 
+
 @pytest.fixture(scope="module")
 def cells():
     return clients_page.cells()

@@ -95,6 +95,14 @@ class EventJson(TypedDict):
     run_id: str | None
 
 
+class WokenBy(TypedDict):
+    """What woke a run: the subscription that fired, and the event's type."""
+
+    id: str
+    text: str
+    event_type: str | None
+
+
 ConversationEntry = TypedDict(
     "ConversationEntry",
     {
@@ -110,6 +118,7 @@ ConversationEntry = TypedDict(
         "options": NotRequired[list[str]],
         "question_id": NotRequired[str],
         "proposal_id": NotRequired["str | None"],
+        "woken_by": NotRequired[WokenBy],
     },
 )
 """One entry of a node's conversation (texts are never cut). ``kind``:

@@ -64,3 +64,29 @@ def _match(row: RunRow, triggers: dict[str, Any]) -> dict[str, Any]:
         "event_type": event.type if event is not None else None,
         "at": row.started_at,
     }
+
+
+RUN_ENDS = ("answer", "failure", "cancelled", "interrupted")
+"""Conversation entries that end a run (they say what woke it)."""
+
+
+async def name_wakers(swarm: Swarm, entries: list[dict[str, Any]]) -> None:
+    """Add ``woken_by`` (the subscription that fired, the event's type) to
+    the conversation entries that end a run.
+    """
+    ends = [e for e in entries if e["role"] == "agent" and e["kind"] in RUN_ENDS]
+    rows = await swarm.runs.by_ids([e["run_id"] for e in ends if e["run_id"]])
+    fired = {r.trigger_event_id: r for r in rows.values() if r.subscription_id}
+    types = {
+        s.event.id: s.event.type
+        for s in await swarm.events.by_ids([t for t in fired if t])
+    }
+    for entry in ends:
+        row = rows.get(entry["run_id"] or "")
+        if row is None or row.subscription_id is None:
+            continue
+        entry["woken_by"] = {
+            "id": row.subscription_id,
+            "text": subscription_name(row.subscription_id) or row.subscription_id,
+            "event_type": types.get(row.trigger_event_id or ""),
+        }

@@ -304,6 +304,20 @@ class RunStore:
 
         return await self.database.read(work, "listing runs") or []
 
+    async def by_ids(self, run_ids: list[str]) -> dict[str, RunRow]:
+        """The recorded runs of ``run_ids`` (unknown ones are left out)."""
+        if self.database is None or not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+
+        def work(db: sqlite3.Connection) -> dict[str, RunRow]:
+            rows = db.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs WHERE id IN ({marks})", run_ids
+            ).fetchall()
+            return {row[0]: run_row(row) for row in rows}
+
+        return await self.database.read(work, "reading runs") or {}
+
     async def for_triggers(self, event_ids: list[str]) -> dict[str, str]:
         """Trigger event id → the run it started (the first, if coalesced)."""
         if self.database is None or not event_ids:

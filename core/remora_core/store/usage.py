@@ -96,7 +96,8 @@ class UsageStore:
         """What runs started since ``since`` (of a node, of a cascade) cost."""
         if self.database is None:
             return Usage()
-        where, args = ["started_at >= ?"], [since or 0.0]
+        where: list[str] = ["started_at >= ?"]
+        args: list[Any] = [since or 0.0]
         if node_id is not None:
             where.append("node_id = ?")
             args.append(node_id)

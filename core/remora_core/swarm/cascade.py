@@ -122,7 +122,8 @@ class CascadeRules:
             return Refusal("orphaned", f"{agent_id} no longer exists in its file")
         if (secret := self.secret(agent_id)) is not None:
             return Refusal("secret", secret)
-        if agent_id in self.muted and event.type not in PERSON_TYPES:
+        kind = event.__dict__.get("type")
+        if agent_id in self.muted and kind not in PERSON_TYPES:
             return Refusal(
                 "muted", f"{agent_id} is muted: only a person's message wakes it"
             )
