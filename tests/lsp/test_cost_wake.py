@@ -6,6 +6,8 @@ node and per day, and the budgets (``agents.max_tokens_per_run`` / ``_per_day``)
 stop a run with reason ``limit_reached``. Wakes: a muted node is not triggered
 by another agent, a subscription a person adds fires, and the run it starts
 names it — in the list of runs, the node's subscriptions and the conversation.
+The command line shows the same (``remora usage``, ``ps``, ``mute``,
+``subscriptions``, ``nodes NODE``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from remora_lsp.testing.actions import wait_for_run as finished
 from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import eventually
+from tests.lsp.test_command_line import remora
 
 HELPER = "pkg/service.py::Service.helper"
 ORDER = "pkg/service.py::order"
@@ -218,3 +221,58 @@ async def test_a_subscription_added_fires_and_the_run_names_it(workspace):
                 {"node_id": order, "subscription_id": sub_id},
             )
             assert removed == {"ok": True}
+
+
+# ---- the command line ----------------------------------------------------------------
+
+
+async def test_the_command_line_shows_costs_and_changes_what_wakes_a_node(workspace):
+    with ModelServer() as model:
+        model.reply_text("Hello to you.", usage=(1200, 34))
+        async with session("neovim", workspace, model_settings(model)):
+            code, out, err = await remora(workspace, "ask", HELPER, "Hello", "--wait")
+            assert code == 0, err
+
+            code, out, err = await remora(workspace, "usage", "--since", "today")
+            assert code == 0, err
+            lines = out.splitlines()
+            assert lines[0].startswith("1 runs since ")
+            assert lines[0].endswith(
+                ": 1,234 tokens (1,200 in, 34 out, 0 cached), " + lines[0].split()[-1]
+            )
+            assert any(line.split()[:2] == ["DAY", "RUNS"] for line in lines), out
+            (helper_row,) = [line for line in lines if "Service.helper" in line]
+            assert helper_row.split()[2:7] == ["1", "1,200", "34", "0", "1,234"]
+
+            code, out, err = await remora(workspace, "ps", "--all")
+            assert code == 0, err
+            assert "TOKENS/TIME" in out.splitlines()[0]
+            (run_line,) = [
+                line for line in out.splitlines() if "Service.helper" in line
+            ]
+            assert "person [messages to it]" in run_line and "1,234 / " in run_line
+
+            code, out, err = await remora(workspace, "mute", ORDER)
+            assert code == 0, err
+            assert out.strip().endswith(" is muted")
+            pattern = '{"event_types": ["agent_completed"]}'
+            code, out, err = await remora(
+                workspace, "subscriptions", ORDER, "--add", pattern
+            )
+            assert code == 0, err
+            assert "added sub_" in err
+
+            code, out, err = await remora(workspace, "nodes", ORDER)
+            assert code == 0, err
+            lines = out.splitlines()
+            assert lines[0].split()[1:] == ["function", "order"]
+            assert "0 runs, 0 tokens" in lines[2]
+            assert any(
+                line.endswith("is muted: only a person's message wakes it")
+                for line in lines
+            )
+            kinds = [line.split()[1] for line in lines if line.startswith("sub_")]
+            assert kinds == ["default", "default", "own"], out
+            assert any(
+                "agent_completed" in line for line in lines if line.startswith("sub_")
+            )
