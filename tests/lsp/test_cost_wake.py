@@ -276,3 +276,55 @@ async def test_the_command_line_shows_costs_and_changes_what_wakes_a_node(worksp
             assert any(
                 "agent_completed" in line for line in lines if line.startswith("sub_")
             )
+
+
+# ---- a graph run's budget ------------------------------------------------------
+
+
+@pytest.mark.workspace("batch")
+async def test_a_graph_runs_budget_stops_its_later_runs(workspace):
+    def answer(body: dict) -> Reply:
+        return Reply(text="Nothing to change.", usage=(60, 10))
+
+    settings = model_settings(model := ModelServer(responder=answer))
+    settings["agents"] = {"max_tokens_per_graph_run": 100}
+    spec = {
+        "name": "look",
+        "max_concurrency": 1,
+        "error_policy": "continue",
+        "steps": [
+            {
+                "id": "look",
+                "bundle": "docstring",
+                "targets": {"path": "inventory/**/*.py", "kind": ["function"]},
+                "instruction": "Look at yourself.",
+            }
+        ],
+    }
+    with model:
+        async with session("neovim", workspace, settings) as client:
+            started = await command(client, "remora.graph.run", {"graph": spec})
+            graph_run_id = started["graph_run_id"]
+            await eventually(
+                lambda: of_type(client, "graph_completed", graph_run_id=graph_run_id),
+                timeout=LONG_S,
+            )
+            ends = of_type(client, "agent_completed") + of_type(client, "agent_failed")
+            assert sorted(e["type"] for e in ends) == [
+                "agent_completed",
+                "agent_failed",
+                "agent_failed",
+            ]
+            failed = of_type(client, "agent_failed")
+            assert {e["reason"] for e in failed} == {"limit_reached"}
+            assert all("agents.max_tokens_per_graph_run" in e["error"] for e in failed)
+            # The first run spent 70, the second stopped at its answer (140 in
+            # all); the third never asked the model.
+            assert len(model.requests) == 2
+            report = await command(client, "remora.usage", {})
+            (graph,) = report["by_graph"]
+            assert (graph["key"], graph["tokens"], graph["runs"]) == (
+                graph_run_id,
+                140,
+                3,
+            )

@@ -3,7 +3,8 @@
 Before a turn calls the model, :func:`allowance` says how many tokens it may
 use: the least of what its run may use (``agents.max_tokens_per_run``, or the
 bundle's ``limits.max_tokens``), what is left of its graph run's budget
-(``agents.max_tokens_per_graph_run``) and of the day's
+(``agents.max_tokens_per_graph_run``: its steps' runs and what they set off)
+and of the day's
 (``agents.max_tokens_per_day``), read from the stored totals
 (``store/usage.py``). The turn hands that to pydantic-ai as its token limit;
 at the limit the run ends with reason ``limit_reached`` and a message naming
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from remora_core.events.models import LimitReached
-from remora_core.store.usage import GRAPH_CASCADE, start_of_day
+from remora_core.store.usage import start_of_day
 from remora_core.swarm.turns import TurnFailed
 
 if TYPE_CHECKING:
@@ -58,8 +59,9 @@ async def allowance(turn: Turn, bundle: Bundle, agents: AgentSettings) -> Allowa
     found = [Allowance(per_run, setting, per_run)]
     usage = turn.swarm.usage
     graph = agents.max_tokens_per_graph_run
-    if graph is not None and turn.correlation_id.startswith(GRAPH_CASCADE):
-        spent = await usage.total(correlation_id=turn.correlation_id)
+    graph_run_id = await _graph_run(turn) if graph is not None else None
+    if graph is not None and graph_run_id is not None:
+        spent = await usage.total(graph_run_id=graph_run_id)
         found.append(
             Allowance(graph - spent.tokens, "agents.max_tokens_per_graph_run", graph)
         )
@@ -68,6 +70,17 @@ async def allowance(turn: Turn, bundle: Bundle, agents: AgentSettings) -> Allowa
         spent = await usage.total(since=start_of_day())
         found.append(Allowance(day - spent.tokens, "agents.max_tokens_per_day", day))
     return min(found, key=lambda a: a.tokens)
+
+
+async def _graph_run(turn: Turn) -> str | None:
+    """The graph run ``turn`` works for: its step's, or that of a step's run
+    in its cascade.
+    """
+    for stored in turn.events:
+        graph_run_id = stored.event.__dict__.get("graph_run_id")
+        if isinstance(graph_run_id, str):
+            return graph_run_id
+    return await turn.swarm.usage.graph_of(turn.correlation_id)
 
 
 def limit_failure(turn: Turn, allowed: Allowance, before: bool) -> TurnFailed:

@@ -25,7 +25,8 @@ RUN_ENDS = {
 
 _START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
-    "status, started_at, subscription_id) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "status, started_at, subscription_id, graph_run_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _CANCELLED_RUN = (
     "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
@@ -61,6 +62,8 @@ class RunStarted:
     started_at: float
     subscription_id: str | None = None
     """The subscription that fired it (``swarm/wake.py``)."""
+    graph_run_id: str | None = None
+    """The graph run whose step it is."""
 
     def write(self, db: sqlite3.Connection) -> None:
         """Insert the run as ``running`` (in the database thread)."""
@@ -74,6 +77,7 @@ class RunStarted:
                 RunStatus.RUNNING,
                 self.started_at,
                 self.subscription_id,
+                self.graph_run_id,
             ),
         )
 
@@ -181,12 +185,13 @@ class RunRow:
     requests: int = 0
     end_reason: str | None = None
     subscription_id: str | None = None
+    graph_run_id: str | None = None
 
 
 RUN_COLUMNS = (
     "id, node_id, trigger_event_id, correlation_id, status, started_at, "
     "ended_at, error, input_tokens, output_tokens, cached_tokens, requests, "
-    "end_reason, subscription_id"
+    "end_reason, subscription_id, graph_run_id"
 )
 """The columns :func:`run_row` reads, in order."""
 

@@ -4,9 +4,9 @@ Each run's row carries its tokens (summed per model response as it arrives,
 ``store/runs.py`` :class:`RunUsageAdded`) and its start and end; this module
 adds them up per node, per graph run, per cascade (correlation id) and per
 day, and answers the budgets (``agents.max_tokens_per_day`` / ``_per_graph_run``)
-what has been spent. Days are the server's local calendar days. A graph run's
-cascade is ``co_<graph_run_id>`` (``graphs/story.py``), so its total is its
-cascade's.
+what has been spent. Days are the server's local calendar days. A graph run
+costs what its steps' runs cost (``runs.graph_run_id``) and what they set off:
+the runs of their cascades (:data:`GRAPH_OF`).
 """
 
 from __future__ import annotations
@@ -23,20 +23,19 @@ if TYPE_CHECKING:
 
 Grouping = Literal["node", "graph", "cascade", "day"]
 
-GRAPH_CASCADE = "co_gr_"
-"""How a graph run's correlation id begins."""
+GRAPH_OF = (
+    "COALESCE(graph_run_id, (SELECT g.graph_run_id FROM runs AS g "
+    "WHERE g.correlation_id = runs.correlation_id AND g.graph_run_id IS NOT NULL "
+    "LIMIT 1))"
+)
+"""A run's graph run: its own (a step's run), else that of a step's run in
+its cascade (what the step set off)."""
 
 _KEYS: dict[Grouping, str] = {
     "node": "node_id",
-    "graph": "substr(correlation_id, 4)",
+    "graph": GRAPH_OF,
     "cascade": "correlation_id",
     "day": "date(started_at, 'unixepoch', 'localtime')",
-}
-_WHERE: dict[Grouping, str] = {
-    "node": "",
-    "graph": f"AND substr(correlation_id, 1, 6) = '{GRAPH_CASCADE}'",
-    "cascade": "AND correlation_id IS NOT NULL",
-    "day": "",
 }
 _SUMS = (
     "COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens), "
@@ -92,8 +91,11 @@ class UsageStore:
         since: float | None = None,
         node_id: str | None = None,
         correlation_id: str | None = None,
+        graph_run_id: str | None = None,
     ) -> Usage:
-        """What runs started since ``since`` (of a node, of a cascade) cost."""
+        """What runs started since ``since`` (of a node, a cascade, a graph
+        run) cost.
+        """
         if self.database is None:
             return Usage()
         where: list[str] = ["started_at >= ?"]
@@ -104,6 +106,9 @@ class UsageStore:
         if correlation_id is not None:
             where.append("correlation_id = ?")
             args.append(correlation_id)
+        if graph_run_id is not None:
+            where.append(f"{GRAPH_OF} = ?")
+            args.append(graph_run_id)
         sql = f"SELECT {_SUMS} FROM runs WHERE {' AND '.join(where)}"
 
         def work(db: sqlite3.Connection) -> Usage:
@@ -123,7 +128,8 @@ class UsageStore:
         order = "key DESC" if by == "day" else "SUM(input_tokens + output_tokens) DESC"
         sql = (
             f"SELECT {key} AS key, {_SUMS} FROM runs WHERE started_at >= ? "
-            f"{_WHERE[by]} GROUP BY key ORDER BY {order} LIMIT ?"
+            "GROUP BY key HAVING key IS NOT NULL "
+            f"ORDER BY {order} LIMIT ?"
         )
 
         def work(db: sqlite3.Connection) -> list[tuple[str, Usage]]:
@@ -131,3 +137,18 @@ class UsageStore:
             return [(str(row[0]), _usage(row[1:])) for row in rows]
 
         return await self.database.read(work, "totalling usage") or []
+
+    async def graph_of(self, correlation_id: str) -> str | None:
+        """The graph run a cascade belongs to (one of its runs is a step's)."""
+        if self.database is None:
+            return None
+
+        def work(db: sqlite3.Connection) -> str | None:
+            row = db.execute(
+                "SELECT graph_run_id FROM runs WHERE correlation_id = ? "
+                "AND graph_run_id IS NOT NULL LIMIT 1",
+                (correlation_id,),
+            ).fetchone()
+            return row[0] if row else None
+
+        return await self.database.read(work, "reading runs")

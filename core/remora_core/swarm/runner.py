@@ -224,9 +224,16 @@ class Runner:
         """
         swarm, first, now = self.swarm, turn.events[0].event, time.time()
         fired = fired_by(swarm.index, turn.agent_id, turn.events[0])
+        graph = first.__dict__.get("graph_run_id")
         swarm.events.also_write(
             RunStarted(
-                turn.run_id, turn.agent_id, first.id, first.correlation_id, now, fired
+                turn.run_id,
+                turn.agent_id,
+                first.id,
+                first.correlation_id,
+                now,
+                fired,
+                graph,
             ),
             *(
                 RunStarted(
@@ -236,6 +243,7 @@ class Runner:
                     stored.event.correlation_id,
                     now,
                     fired_by(swarm.index, turn.agent_id, stored),
+                    stored.event.__dict__.get("graph_run_id"),
                 )
                 for promise, stored in joined
             ),
