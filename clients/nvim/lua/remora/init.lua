@@ -95,6 +95,7 @@ local function ensure()
       local client = vim.lsp.get_client_by_id(args.data.client_id)
       if client and client.name == require('remora.server').NAME then
         M.attach(client, args.buf)
+        require('remora.tokens').attached(client)
       end
     end,
   })

@@ -1,8 +1,8 @@
 --- The model tokens Remora's agents used today, as the servers stored them
 --- (`remora.usage` since local midnight: each run's tokens as the model
 --- reported them, input and output, cached where the model says so), summed
---- over this Neovim's Remora servers. Fetched again shortly after each model
---- answer and run end (a burst is one fetch). Shown by
+--- over this Neovim's Remora servers. Fetched when a server attaches, and
+--- again shortly after each model answer and run end (a burst is one fetch). Shown by
 --- `require('remora').statusline()`.
 local M = {}
 
@@ -16,6 +16,7 @@ local DELAY_MS = 150
 
 local state = {
   clients = {}, -- client id → { input, output, cached }
+  asked = {}, -- client ids asked once when they attached
   pending = 0,
 }
 
@@ -37,6 +38,17 @@ function M.refresh()
       vim.cmd('redrawstatus')
     end, function() end)
   end
+end
+
+--- A Remora client attached: read its totals once (a restarted Neovim shows
+--- the day's tokens before any new model answer).
+--- @param client vim.lsp.Client
+function M.attached(client)
+  if state.asked[client.id] then
+    return
+  end
+  state.asked[client.id] = true
+  M.refresh()
 end
 
 --- A `remora/event` arrived: fetch the totals again if it may change them.
