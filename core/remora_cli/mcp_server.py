@@ -16,7 +16,11 @@ Built on the official ``mcp`` SDK (``MCPServer``, 2.x). Tools:
 - ``list_proposals(status, path)`` and ``proposal_diff(proposal)``.
 
 Resource ``remora://node/{node_id}``: the node's card and its current source
-(none for a file matching ``secrets.exclude``: a host is a model too).
+(``remora.node.source``: none, with ``source_withheld`` saying why, for a file
+matching ``secrets.exclude`` — a host is a model too — as the answering
+backend resolved it: the editor's server with the editor's settings, else
+this process with the person's settings file and the repository's — or for a
+file that cannot be read safely, outside the project or a link to a secret).
 
 Nothing here writes a file or accepts a proposal: only the read commands and
 ``remora.agent.chat`` are ever called (:data:`ALLOWED`). Each call opens the
@@ -39,9 +43,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from remora_core.config import load_settings
 from remora_core.model import ProposalStatus, RunStatus
-from remora_core.project_paths import is_secret
 from remora_core.store.runs import RUN_ENDS
 
 from remora_cli.control.backend import Backend, BackendError, open_backend
@@ -54,6 +56,7 @@ ALLOWED = frozenset(
     {
         "remora.nodes.search",
         "remora.node.get",
+        "remora.node.source",
         "remora.agent.history",
         "remora.agent.chat",
         "remora.agent.cancel",
@@ -122,27 +125,19 @@ class Nodes:
             return outcome
 
     async def resource(self, node_id: str) -> str:
-        """The node's card and source, as JSON text."""
-        card = await self.call("remora.node.get", {"node_id": node_id})
-        card["source"] = self._source(card)
-        return json.dumps(card, indent=2)
+        """The node's card and source, as JSON text.
 
-    def _source(self, card: dict[str, Any]) -> str | None:
-        path = card.get("file_path")
-        if not path:
-            return None
-        # What is secret is the repository's to say, trusted or not.
-        secrets = load_settings(self.root).config(trusted=False).secrets.exclude
-        if is_secret(path, secrets):
-            return None
-        try:
-            lines = (self.root / path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as problem:
-            log.info("no source for %s: %s", path, problem)
-            return None
-        if card.get("kind") == "file":
-            return "\n".join(lines)
-        return "\n".join(lines[card["start_line"] : card["end_line"] + 1])
+        The source comes from the project's backend, so the secrets and the
+        safe reading of the server that answers apply: the editor's server
+        with the person's editor settings, else this process with the
+        person's settings file and the repository's.
+        """
+        async with self.backend() as backend:
+            card = await _call(backend, "remora.node.get", {"node_id": node_id})
+            read = await _call(backend, "remora.node.source", {"node_id": card["id"]})
+        card["source"] = read["source"]
+        card["source_withheld"] = read["withheld"]
+        return json.dumps(card, indent=2)
 
 
 async def _call(backend: Backend, command: str, arguments: dict[str, Any]) -> Any:

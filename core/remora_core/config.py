@@ -188,7 +188,8 @@ class LimitSettings(_Section):
 
     event_argument_chars: int = Field(default=4_000, ge=200)
     """Tool arguments shown in a ``tool_called`` event (JSON characters);
-    larger ones are stored once (``tool_arguments``) and referenced."""
+    of larger ones the store keeps the size, the sha256 and the first 16 KiB
+    (``tool_arguments``, once per hash), and the event says so."""
     tool_calls_per_run: int = Field(default=50, ge=1)
     """Tool calls one run may make; the rest are refused."""
     subscriptions_per_agent: int = Field(default=20, ge=0)

@@ -36,7 +36,7 @@ from remora_core.graphs.facade import Graphs
 from remora_core.history.checkpoints import Checkpoints
 from remora_core.index.following import StoreFollower, describe_read_only
 from remora_core.store import Database, NodeStore
-from remora_core.store.rebuild import keep_store
+from remora_core.store.rebuild import keep_store, rebuild_if_gone
 from remora_core.swarm.pipeline import Swarm
 
 if TYPE_CHECKING:
@@ -223,8 +223,19 @@ class ProjectParts:
         await self.agents.close()
 
     async def close_store(self) -> None:
-        """Close the store (after the index wrote what it holds)."""
-        if self.database is not None:
+        """Close the store (after the index wrote what it holds).
+
+        The last thing before closing is the check the owner makes every
+        second (``store/rebuild.py``): a store deleted just before a stop
+        (``rm -rf .remora`` then quitting the editor) took every write of the
+        shutdown with it, and the next start would mint every id anew.
+        """
+        if self.database is None:
+            return
+        try:
+            if (told := await rebuild_if_gone(self.database)) is not None:
+                self.notify(told)
+        finally:
             await self.database.close()
 
     async def close(self) -> None:

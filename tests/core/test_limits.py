@@ -45,7 +45,9 @@ async def test_huge_tool_arguments_are_stored_once_and_cut_in_the_event(shop):
     db = sqlite3.connect(shop.root / ".remora" / "remora.db")
     rows = db.execute("SELECT hash, length(body) FROM tool_arguments").fetchall()
     db.close()
-    assert rows == [(digest, len(json.dumps({"key": huge})))]  # stored once
+    # Stored once, its first 16 KiB (the event says how long the whole was).
+    assert rows == [(digest, 16_384)]
+    assert called[0].arguments["truncated_arguments"]["kept_chars"] == 16_384
 
 
 async def test_small_arguments_are_shown_whole(shop):
@@ -268,3 +270,32 @@ async def test_a_pym_tool_has_the_same_memory_budget(shop):
     assert "remove or shorten other keys first" in second.summary
     (refused,) = of_type(events, "limit_reached")
     assert refused.limit == "limits.kv_bytes_per_agent"
+
+
+def store_bytes(root) -> int:
+    return sum(p.stat().st_size for p in (root / ".remora").iterdir() if p.is_file())
+
+
+async def test_a_refused_ten_megabyte_argument_is_not_kept_whole(shop):
+    """Issue 25 class 8: a 10 MB message is refused (limits.message_chars),
+    and what the store keeps of it is its size, its sha256 and its first
+    kilobytes: ``.remora`` grows by less than 1 MB.
+    """
+    await start(shop)
+    before = store_bytes(shop.root)
+    huge = "y" * 10_000_000
+    shop.server.reply_tool_call("send_message", {"to": shop.id("tax"), "content": huge})
+    shop.server.reply_text("Done.")
+    events = await shop.ask("total", "Tell tax everything.")
+
+    assert of_type(events, "limit_reached")[0].limit == "limits.message_chars"
+    called = of_type(events, "tool_called")[0]
+    kept = called.arguments["truncated_arguments"]
+    assert kept["chars"] > 10_000_000
+    await shop.stop()
+    assert store_bytes(shop.root) - before < 1_000_000
+    assert kept["kept_chars"] < 100_000  # said where it is shown
+    db = sqlite3.connect(shop.root / ".remora" / "remora.db")
+    (longest,) = db.execute("SELECT max(length(body)) FROM tool_arguments").fetchone()
+    db.close()
+    assert longest < 100_000

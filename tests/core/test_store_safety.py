@@ -24,6 +24,7 @@ import sqlite3
 
 from remora_core.events.models import HumanChat
 from remora_core.events.store import EventStore
+from remora_core.model import ProposalStatus
 from remora_core.store import Database
 from remora_core.store.migrations import LATEST_VERSION
 from remora_core.store.ownership import OwnerInfo, StoreLock
@@ -257,3 +258,33 @@ async def test_a_follower_saves_the_store_its_dead_owner_never_rebuilt(tmp_path)
     ]
     assert ("human_chat",) in rows(store, "SELECT type FROM events")
     assert rows(store, "PRAGMA integrity_check") == [("ok",)]
+
+
+# ---- the store deleted just before a stop --------------------------------------------
+
+
+async def test_a_store_deleted_just_before_a_stop_keeps_ids_and_proposals(shop):
+    """Issue 25 class 8: ``rm -rf .remora`` then a normal stop within the
+    second (before the periodic check): the close checks the store as the
+    last thing it does, rebuilds it, and says so; a restart has the same ids
+    and the pending proposal.
+    """
+    await shop.start(model={"protocol": "tools"})
+    tax = shop.id("tax")
+    shop.server.reply_tool_call(
+        "rewrite_self", {"new_source": "def tax(amount, rate=0.2):\n    return 0"}
+    )
+    shop.server.reply_text("Done.")
+    await shop.ask("tax", "Make it free.")
+    app = shop.project.app
+    pending = [p.id for p in app.proposals.list(status=ProposalStatus.PENDING)]
+    assert len(pending) == 1
+
+    shutil.rmtree(shop.root / ".remora")
+    await shop.stop()
+    assert any("was deleted while the server ran" in m for m in shop.told)
+
+    await shop.start(model={"protocol": "tools"})
+    assert shop.id("tax") == tax
+    app = shop.project.app
+    assert [p.id for p in app.proposals.list(status=ProposalStatus.PENDING)] == pending

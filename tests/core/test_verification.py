@@ -123,3 +123,30 @@ async def test_run_tests_off_adds_no_check(shop):
     events = await shop.ask("tax", "Tidy up")
     (proposed,) = of_type(events, "rewrite_proposed")
     assert proposed.checks == []
+
+
+async def test_a_module_linked_by_absolute_path_is_never_written_by_a_test_run(shop):
+    """Issue 25 class 2: the tests run in a copy where links stay links; a
+    module that is an absolute link to another file of the project led the
+    copy back to the person's own tree, and the run wrote the proposal into
+    the person's real file. It writes only the copy, and tests the proposal.
+    """
+    real = shop.root / "real" / "shop_impl.py"
+    real.parent.mkdir()
+    (shop.root / "shop.py").rename(real)
+    (shop.root / "shop.py").symlink_to(real)  # absolute, inside the project
+    before = real.read_bytes()
+    (shop.root / "test_shop.py").write_text(  # passes with the proposal only
+        "from shop import tax\n\ndef test_tax():\n    assert tax(10) == 99\n",
+        encoding="utf-8",
+    )
+    shop.server.reply_tool_call(
+        "rewrite_self", {"new_source": "def tax(amount, rate=0.2):\n    return 99"}
+    )
+    shop.server.reply_text("Done.")
+    await shop.start(model={"protocol": "tools"}, trusted=True)
+    await shop.ask("tax", "Tidy up")
+    (checked,) = await checks_of(shop, 1)
+    assert checked.check["detail"] == "1 passed"
+    assert real.read_bytes() == before
+    assert (shop.root / "shop.py").is_symlink()

@@ -58,6 +58,7 @@ Args = Callable[["World"], dict[str, Any]]
 CASES: list[tuple[str, Args]] = [
     ("remora.node.get", lambda w: {"node_id": HELPER}),
     ("remora.node.get", lambda w: {"node_id": w.helper_id[:7]}),
+    ("remora.node.source", lambda w: {"node_id": HELPER}),
     ("remora.node.at", lambda w: {"uri": w.uri("pkg/service.py"), "position": w.at}),
     ("remora.node.at", lambda w: {"path": "pkg/service.py", "position": w.at}),
     ("remora.node.events", lambda w: {"node_id": HELPER, "limit": 5}),

@@ -133,23 +133,12 @@ export class Commands {
     const id = await this.proposalId(args);
     if (!id) return undefined;
     const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
-    const place = await this.proposalPlace(id, answer.status);
-    const filePath = place?.file_path ?? "";
-    const query = indentQuery(await this.definitionIndent(place));
+    const filePath = answer.file_path ?? "";
+    const query = indentQuery(await this.definitionIndent(answer));
     const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", filePath), query });
     const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", filePath), query });
     await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(id, answer.status, filePath));
     return answer;
-  }
-
-  /** Where the proposal is (its file and start), from the listing of its status. */
-  private async proposalPlace(id: string, status: string | undefined): Promise<ProposalPlace | undefined> {
-    try {
-      const listed = await this.exec<ProposalPlace[]>("remora.proposals.list", status ? { status } : {});
-      return listed.find((p) => p.id === id || (p.id?.startsWith(id) ?? false));
-    } catch {
-      return undefined; // the diff still shows, without the file's name
-    }
   }
 
   /** The column the definition starts at in its file (its open buffer, else the disk). */

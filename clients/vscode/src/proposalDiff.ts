@@ -11,7 +11,7 @@ export const SCHEME = "remora-proposal";
 
 export type Side = "current" | "proposed";
 
-export interface DiffAnswer {
+export interface DiffAnswer extends ProposalPlace {
   diff?: string;
   old_source?: string;
   new_source?: string;
@@ -19,7 +19,7 @@ export interface DiffAnswer {
   checks?: unknown[];
 }
 
-/** Where a proposal is, as `remora.proposals.list` says. */
+/** Where a proposal is, as `remora.proposal.diff` and `remora.proposals.list` say. */
 export interface ProposalPlace {
   id?: string;
   file_path?: string;

@@ -165,7 +165,7 @@ async def _open(
     root: Path,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
     path = wire.connect_path(root)
-    if not path.exists():
+    if path is None:
         return None
     try:
         return await asyncio.wait_for(

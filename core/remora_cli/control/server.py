@@ -6,7 +6,9 @@ when the project closes): it binds ``.remora/control.sock`` (mode 0600; see
 it ends. A socket left by a killed server is detected (nobody answers a
 connect) and replaced; only the store's owner listens, so a live socket of
 another process means that process lost the store's lock — it is replaced too,
-with a warning.
+with a warning. Only a socket the person owns is ever removed, and a link only
+as a link (a repository can ship ``.remora/control.sock`` pointing at any of
+the person's files); anything else there is left alone and no socket served.
 
 Requests go to the same facades as the editor's commands; an ``accept`` goes
 through the editor when it holds the file open, else to the disk
@@ -20,8 +22,11 @@ import contextlib
 import logging
 import os
 import socket
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from remora_core.store import folder
 
 from remora_cli.control import wire
 from remora_cli.control.dispatch import Connection
@@ -46,21 +51,39 @@ def is_live(path: Path) -> bool:
     return True
 
 
-def clear_stale(root: Path) -> None:
-    """Remove a control socket (or its link) nobody serves any more."""
-    announced = wire.socket_path(root)
-    target = wire.connect_path(root)
-    if not (announced.exists() or announced.is_symlink()):
-        return
-    if is_live(target):
+def clear_stale(path: Path) -> bool:
+    """Make way for the socket at ``path``: remove a link there (the link,
+    never its target) or a socket of the person's that nobody serves; False
+    (and a warning) when something else is there, which is left alone.
+    """
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if stat.S_ISLNK(found.st_mode):
+        log.info("removing the link %s (not what it points to)", path)
+    elif not stat.S_ISSOCK(found.st_mode):
+        log.warning("%s is not a socket: left alone; no control socket", path)
+        return False
+    elif found.st_uid != os.geteuid():
         log.warning(
-            "replacing the control socket %s of another live process", announced
+            "%s is owned by uid %d, not by you: left alone; no control socket",
+            path,
+            found.st_uid,
         )
+        return False
+    elif is_live(path):
+        log.warning("replacing the control socket %s of another live process", path)
     else:
-        log.info("removing the stale control socket %s", announced)
-    for path in {announced, target}:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        log.info("removing the stale control socket %s", path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as problem:
+        log.warning("cannot remove %s (%s): no control socket", path, problem)
+        return False
+    return True
 
 
 async def serve_control(app: RemoraApp, editor: Editor | None) -> None:
@@ -68,8 +91,14 @@ async def serve_control(app: RemoraApp, editor: Editor | None) -> None:
     root = app.root
     assert root is not None
     announced = wire.socket_path(root)
-    bound = wire.bind_path(root)
-    clear_stale(root)
+    try:
+        folder.check(announced.parent)  # never through a link, nor in theirs
+        bound = wire.bind_path(root)
+    except OSError as problem:  # StoreRefused, SocketRefused: not the person's
+        log.warning("no control socket for %s: %s", root, problem)
+        return
+    if not all(clear_stale(path) for path in dict.fromkeys((announced, bound))):
+        return
 
     async def connected(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -18,16 +18,26 @@ A line may be at most :data:`MAX_LINE` bytes.
 
 The socket lives at ``.remora/control.sock`` (mode 0600). A Unix socket path
 is limited to ~104 bytes; when the project's path is longer the server binds
-a short path under ``$XDG_RUNTIME_DIR`` (or ``/tmp/remora-<uid>``, mode 0700)
-and makes ``.remora/control.sock`` a symbolic link to it.
+a short path in a runtime folder of the person's — ``remora-<uid>`` under
+``$XDG_RUNTIME_DIR`` when that is a folder of theirs with mode 0700, else
+under ``$TMPDIR`` (``/tmp``) — and makes ``.remora/control.sock`` a symbolic
+link to it for people (``socat``). That folder is made fresh with mode 0700,
+or refused when it exists and is not the person's alone (a link, another
+owner, any group or other permission: the rules of ``XDG_RUNTIME_DIR``) —
+another user who made it first could swap the socket and read every request.
+Clients never follow the link: they compute the same path, check the same
+folder, and connect only to a socket the person owns
+(:func:`connect_path`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -51,26 +61,102 @@ def socket_path(root: Path) -> Path:
     return root / ".remora" / SOCKET_NAME
 
 
+class SocketRefused(OSError):
+    """No control socket where it would not be the person's alone; the
+    message says why and what to do.
+    """
+
+
+def _private(directory: Path) -> os.stat_result:
+    """``lstat`` of ``directory``; :class:`SocketRefused` unless it is a real
+    directory of the person's that nobody else may enter (mode 0700).
+    """
+    found = os.lstat(directory)
+    if (
+        stat.S_ISDIR(found.st_mode)
+        and found.st_uid == os.geteuid()
+        and not found.st_mode & 0o077
+    ):
+        return found
+    kind = "a symbolic link" if stat.S_ISLNK(found.st_mode) else "a folder"
+    raise SocketRefused(
+        f"{directory} is not yours alone ({kind} of uid {found.st_uid}, mode "
+        f"{stat.S_IMODE(found.st_mode):04o}; it must be your own folder with mode "
+        "0700), so no control socket is bound there: remove it, or set "
+        "XDG_RUNTIME_DIR to a folder of yours, and restart"
+    )
+
+
+def runtime_directory(*, create: bool) -> Path:
+    """The person's folder for sockets too long for the project (see the
+    module doc); made with mode 0700 when ``create``; :class:`SocketRefused`
+    when it exists and is not theirs alone (``FileNotFoundError`` when it is
+    missing and not created).
+    """
+    base = Path(tempfile.gettempdir())
+    if xdg := os.environ.get("XDG_RUNTIME_DIR"):
+        try:
+            _private(Path(xdg))
+            base = Path(xdg)
+        except OSError as problem:  # SocketRefused, or missing
+            log.info("not using XDG_RUNTIME_DIR: %s", problem)
+    directory = base / f"remora-{os.getuid()}"
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+    _private(directory)  # FileNotFoundError when missing and not created
+    return directory
+
+
+def _too_long(announced: Path) -> bool:
+    return len(os.fsencode(announced)) > MAX_SOCKET_PATH
+
+
 def bind_path(root: Path) -> Path:
     """Where the server binds its socket: the announced path, or a short one
-    when that is too long for a Unix socket.
+    when that is too long for a Unix socket (:class:`SocketRefused` when its
+    folder is not the person's alone).
     """
     announced = socket_path(root)
-    if len(os.fsencode(announced)) <= MAX_SOCKET_PATH:
+    if not _too_long(announced):
         return announced
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    directory = Path(base) / f"remora-{os.getuid()}"
-    directory.mkdir(mode=0o700, exist_ok=True)
+    return bind_path_in(runtime_directory(create=True), root)
+
+
+def own_socket(path: Path) -> bool:
+    """Whether ``path`` itself (not a link's target) is a socket of the
+    person's.
+    """
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    mine = not hasattr(os, "geteuid") or found.st_uid == os.geteuid()
+    return stat.S_ISSOCK(found.st_mode) and mine
+
+
+def connect_path(root: Path) -> Path | None:
+    """The socket a client connects to: the project's own socket of the
+    person's, computed as the server computes it — never a link's target,
+    which a repository could ship (None: nobody serves the project).
+    """
+    announced = socket_path(root)
+    if not _too_long(announced):
+        return announced if own_socket(announced) else None
+    try:
+        path = bind_path_in(runtime_directory(create=False), root)
+    except SocketRefused as problem:
+        log.warning("%s", problem)
+        return None
+    except OSError:  # no runtime folder: no server made one
+        return None
+    return path if own_socket(path) else None
+
+
+def bind_path_in(directory: Path, root: Path) -> Path:
+    """The short socket path of ``root`` in the runtime folder ``directory``."""
     digest = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:16]
     return directory / f"{digest}.sock"
-
-
-def connect_path(root: Path) -> Path:
-    """The path a client connects to (following the link to a short path)."""
-    announced = socket_path(root)
-    if announced.is_symlink():
-        return Path(os.readlink(announced))
-    return announced
 
 
 def encode(message: dict[str, Any]) -> bytes:

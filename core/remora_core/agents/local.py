@@ -314,7 +314,11 @@ class LocalModel:
                 os.replace(
                     self.log_path, self.log_path.with_name(self.log_path.name + ".1")
                 )
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # Never through a link a repository put there (store/folder.py).
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(
+            self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | nofollow, 0o644
+        )
         offset = os.lseek(fd, 0, os.SEEK_END)
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         os.write(fd, f"--- remora: starting the local model at {stamp}\n".encode())

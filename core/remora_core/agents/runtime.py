@@ -28,9 +28,12 @@ from remora_core.agents.workspace import KeyValueStore, Overlay
 from remora_core.review.decisions import Review
 from remora_core.review.proposals import ProposalStore
 from remora_core.review.verification import Verifier
+from remora_core.store import folder
+from remora_core.store.database import STORE_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
+    from pathlib import Path
 
     from remora_core.agents.kernel import AgentKernel
     from remora_core.agents.questions import Presenter
@@ -65,7 +68,7 @@ class AgentRuntime:
         """The project's files (agents read open buffers, else the disk)."""
         self.following = database is not None and database.owner is not None
         """Whether another server owns the store (it decides staleness)."""
-        log_path = root / ".remora" / "local-model.log" if root is not None else None
+        log_path = _model_log(root)
         self.services = AgentServices(
             root=root,
             config=config,
@@ -207,3 +210,16 @@ class AgentRuntime:
                 await closing
             except Exception:  # close the rest anyway
                 log.exception("closing the agents' services")
+
+
+def _model_log(root: Path | None) -> Path | None:
+    """Where the embedded model logs: the project's store folder when it is
+    the person's own (``store/folder.py``), else None (the model's cache).
+    """
+    if root is None:
+        return None
+    try:
+        folder.check(root / STORE_DIR)
+    except folder.StoreRefused:
+        return None
+    return root / STORE_DIR / "local-model.log"

@@ -64,19 +64,23 @@ MAX_OPTION_CHARS = 200
 
 
 _KEEP_ARGUMENTS = "INSERT OR IGNORE INTO tool_arguments (hash, body) VALUES (?, ?)"
+KEPT_ARGUMENT_CHARS = 16_384
+"""The most of one call's arguments (JSON) the store keeps: the first 16 KiB.
+A model's reply is untrusted input and a refused 10 MB argument must not cost
+10 MB of store; the event says how long the whole was and its sha256."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ArgumentsKept:
-    """A tool call's whole arguments, too long for its ``tool_called`` event,
+    """A tool call's arguments, too long for its ``tool_called`` event,
     stored once by hash (table ``tool_arguments``) in that event's transaction
-    (``EventStore.also_write``).
+    (``EventStore.also_write``): their first :data:`KEPT_ARGUMENT_CHARS`.
     """
 
     digest: str
-    """sha256 of ``body``: what the event names."""
+    """sha256 of the whole arguments (UTF-8 JSON): what the event names."""
     body: str
-    """The arguments as JSON."""
+    """The arguments as JSON, cut at :data:`KEPT_ARGUMENT_CHARS`."""
 
     def write(self, db: sqlite3.Connection) -> None:
         """Insert the body unless that hash is stored (in the database thread)."""
@@ -154,16 +158,18 @@ def _check_size(context: AgentContext, setting: str, what: str, text: Any) -> No
 
 def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """``arguments`` as a ``tool_called`` event shows them: whole when small;
-    else stored once by hash (``tool_arguments``, in the event's transaction)
-    and each value cut short, so one reply cannot send megabytes to the editor.
+    else their first kilobytes stored once by hash (``tool_arguments``, in the
+    event's transaction) and each value cut short, so one reply can neither
+    send megabytes to the editor nor keep them in the store.
     """
     limit = context.services.config.limits.event_argument_chars
     body = json.dumps(arguments, ensure_ascii=False)
     if len(body) <= limit:
         return arguments
     digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    kept = body[:KEPT_ARGUMENT_CHARS]
     context.turn.swarm.events.also_write(
-        ArgumentsKept(digest, body.encode("utf-8", "replace").decode("utf-8"))
+        ArgumentsKept(digest, kept.encode("utf-8", "replace").decode("utf-8"))
     )
     keys = list(arguments)[:20]  # a fenced reply may invent any number of names
     share = max(40, (limit - 200) // max(1, len(keys)))
@@ -176,7 +182,11 @@ def _bounded(context: AgentContext, arguments: dict[str, Any]) -> dict[str, Any]
         shown[str(key)[:100]] = (
             text if len(text) <= share else f"{text[:share]}… ({len(text):,} chars)"
         )
-    shown["truncated_arguments"] = {"chars": len(body), "stored": digest}
+    shown["truncated_arguments"] = {
+        "chars": len(body),
+        "stored": digest,
+        "kept_chars": len(kept),
+    }
     return shown
 
 

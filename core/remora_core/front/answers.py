@@ -259,8 +259,13 @@ class AppliedProposal(Applied):
 
 
 class Diff(TypedDict):
-    """A proposal's change."""
+    """A proposal's change, and where it is."""
 
+    uri: str
+    file_path: str
+    """Relative to the project root."""
+    start_byte: int
+    """Where its definition starts in the file (UTF-8 bytes) when proposed."""
     diff: str
     old_source: str
     new_source: str
@@ -318,6 +323,19 @@ class RunRow(TypedDict):
     """``limit_reached`` when a token budget stopped the run."""
     usage: NotRequired[RunUsage]
     """What the run cost (not for a queued one)."""
+
+
+class NodeSource(TypedDict):
+    """A node's current source, or why it is withheld."""
+
+    node_id: str
+    file_path: str
+    source: str | None
+    """The node's whole lines, from the open buffer, else the file (read
+    when asked)."""
+    withheld: str | None
+    """Why there is no source: the file matches ``secrets.exclude``, or it
+    cannot be read safely (outside the project, a link to a secret file)."""
 
 
 class LastSeq(TypedDict):

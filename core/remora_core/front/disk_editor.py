@@ -11,6 +11,11 @@ editor holds open) apply an accepted edit to the file itself:
    permission bits are kept);
 3. the file is read back and must hold exactly the expected text.
 
+A file that is a symbolic link is written through to its target when that
+is inside the project — the link stays a link — and refused, saying why,
+when it leads outside (``project_paths.real_project_file``, resolved at the
+moment of writing: the file may have become a link after it was indexed).
+
 It does not re-index the file: the accept use case records the acceptance
 first (``rewrite_applied``), then the project reads the file again, and the
 ``content_changed`` that follows triggers subscribers — the order an editor's
@@ -31,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from remora_core.editor import Applied
+from remora_core.project_paths import PathRefused, real_project_file
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -79,20 +85,24 @@ class DiskEditor:
         when one of them changed on disk since its edits were planned.
         """
         try:
-            for file in files:
-                current = await asyncio.to_thread((self.root / file.path).read_bytes)
+            targets = [real_project_file(self.root, file.path) for file in files]
+            for file, path in zip(files, targets, strict=True):
+                current = await asyncio.to_thread(path.read_bytes)
                 if current != file.before:
                     return Applied(False, f"{file.path} changed on disk meanwhile")
-            for file in files:
-                if (reason := await self._write(file)) is not None:
+            for file, path in zip(files, targets, strict=True):
+                if (reason := await self._write(file, path)) is not None:
                     return Applied(False, reason)
+        except PathRefused as refused:
+            return Applied(False, f"not written: {refused}")
         except OSError as error:
             return Applied(False, f"cannot write: {error.strerror} ({error.filename})")
         return Applied(True)
 
-    async def _write(self, file: FileEdit) -> str | None:
-        """Write one file's edits; why it does not hold them, or None."""
-        path = self.root / file.path
+    async def _write(self, file: FileEdit, path: Path) -> str | None:
+        """Write one file's edits to ``path`` (the real file, links followed);
+        why it does not hold them, or None.
+        """
         after = file.after()
         await asyncio.to_thread(write_atomically, path, after)
         if await asyncio.to_thread(path.read_bytes) != after:

@@ -74,6 +74,15 @@ async def node_get(app: RemoraApp, a: NodeArgs, door: Door) -> Any:
     return await card(app, a.node_id)
 
 
+@command("remora.node.source", NodeArgs, answers.NodeSource, Route.NODE)
+async def node_source(app: RemoraApp, a: NodeArgs, door: Door) -> Any:
+    """The node's current source (the open buffer, else the file), withheld
+    for a file matching ``secrets.exclude`` — the settings this server
+    resolved, the editor's included — or one that cannot be read safely.
+    """
+    return app.nodes.source(app.nodes.find(a.node_id))
+
+
 @command("remora.node.at", NodeAtArgs, answers.NodeCard | None, Route.DOCUMENT)
 async def node_at(app: RemoraApp, a: NodeAtArgs, door: Door) -> Any:
     """The card of the innermost node at a position of a document, or null."""
@@ -127,6 +136,7 @@ async def events_last_seq(app: RemoraApp, a: Empty, door: Door) -> Any:
 
 NODE_COMMANDS = [
     node_get,
+    node_source,
     node_at,
     node_events,
     nodes_search,

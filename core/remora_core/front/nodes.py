@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.discovery.files import secret_glob
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.history.conversation import conversation, last_answer
 from remora_core.history.subscribed import node_subscriptions
@@ -131,6 +132,34 @@ class Nodes:
             )
             return nodes[:limit]
         return search_nodes(self._index.graph.active(), query, limit)
+
+    def source(self, node: CodeNode) -> dict[str, Any]:
+        """The node's current source for a reader outside the editor (an MCP
+        host is a model too): ``{node_id, file_path, source, withheld}``, the
+        source None and ``withheld`` saying why for a file matching the
+        project's resolved ``secrets.exclude`` (the editor's settings
+        included) or one that cannot be read safely now (outside the
+        project, a link to a secret: ``project_paths.read_project_file``).
+        """
+        answer: dict[str, Any] = {
+            "node_id": node.id,
+            "file_path": node.file_path,
+            "source": None,
+            "withheld": None,
+        }
+        secrets = self._index.config.secrets.exclude
+        if (glob := secret_glob(node.file_path, secrets)) is not None:
+            answer["withheld"] = f"{node.file_path} matches secrets.exclude ({glob!r})"
+            return answer
+        text = self._index.read_text(node.file_path)
+        if text is None:
+            answer["withheld"] = f"{node.file_path} cannot be read safely now"
+            return answer
+        start = text.rfind(b"\n", 0, node.span.start_byte) + 1  # whole lines
+        answer["source"] = text[start : node.span.end_byte].decode(
+            "utf-8", errors="replace"
+        )
+        return answer
 
     def ref(self, node: CodeNode) -> dict[str, Any]:
         """A short reference to ``node`` with its agent status."""

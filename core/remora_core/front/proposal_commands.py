@@ -81,8 +81,11 @@ async def proposal_reject(app: RemoraApp, a: RejectArgs, door: Door) -> Any:
 
 @command("remora.proposal.diff", ProposalArgs, answers.Diff, Route.PROPOSAL)
 async def proposal_diff(app: RemoraApp, a: ProposalArgs, door: Door) -> Any:
-    """The proposal's diff, old and new source, status and what was checked."""
-    return app.proposals.diff(a.proposal_id)
+    """The proposal's diff, old and new source, status and what was checked,
+    and where it is (its file and the byte its definition starts at).
+    """
+    found = app.proposals.diff(a.proposal_id)
+    return {**found, "uri": file_uri(app.root, found["file_path"])}
 
 
 @command(

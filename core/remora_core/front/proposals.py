@@ -109,9 +109,13 @@ class Proposals:
         }
 
     def diff(self, ref: Any) -> dict[str, Any]:
-        """``{diff, old_source, new_source, status}`` of a proposal."""
+        """``{diff, old_source, new_source, status, checks, file_path,
+        start_byte}`` of a proposal.
+        """
         proposal = self.find(ref)
         return {
+            "file_path": proposal.file_path,
+            "start_byte": proposal.start_byte,
             "diff": proposal.diff,
             "old_source": proposal.old_source,
             "new_source": proposal.new_source,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.discovery.files import SourceSkipped
 from remora_core.graphs.execution import GraphEngine, GraphRun
 from remora_core.graphs.spec import GRAPH_NAME, GraphInvalid, parse_graph, plan_graph
 from remora_core.graphs.story import recent_runs
 from remora_core.model import ProposalStatus
+from remora_core.project_paths import PathRefused, read_project_file
 
 if TYPE_CHECKING:
     from remora_core.parts_port import PartsPort
@@ -60,14 +62,16 @@ class Graphs:
                 ]
             )
         root = self.project.root
-        path = root / ".remora" / "graphs" / f"{graph}.yaml" if root else None
-        if path is None or not path.is_file():
-            raise GraphInvalid(
-                [f"no graph named {graph!r} (.remora/graphs/{graph}.yaml)"]
-            )
-        if path.stat().st_size > MAX_GRAPH_BYTES:
-            raise GraphInvalid([f".remora/graphs/{graph}.yaml is too large"])
-        return path.read_text("utf-8", errors="replace")
+        shown = f".remora/graphs/{graph}.yaml"
+        if root is None or not (root / shown).is_file():
+            raise GraphInvalid([f"no graph named {graph!r} ({shown})"])
+        try:  # inside the project only, resolved now (project_paths)
+            data = read_project_file(root, shown, MAX_GRAPH_BYTES)
+        except PathRefused as refused:
+            raise GraphInvalid([str(refused)]) from None
+        except SourceSkipped as skipped:
+            raise GraphInvalid([f"{shown} {skipped}"]) from None
+        return data.decode("utf-8")
 
     def available(self) -> list[dict[str, Any]]:
         """The graphs under ``.remora/graphs``, by name: each one's steps, or

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from remora_core.discovery import FileExtraction, FileFilter
-from remora_core.discovery.files import SourceSkipped, read_source
+from remora_core.discovery.files import SourceSkipped
 from remora_core.index.changes import ChangeTracker
 from remora_core.index.codegraph import CodeGraph
 from remora_core.index.graph_loading import fill_graph, open_graph
@@ -46,6 +46,7 @@ from remora_core.index.updates import (
     orphan_file,
 )
 from remora_core.model import CodeNode, NodeStatus
+from remora_core.project_paths import PathRefused, read_project_file
 from remora_core.store import FileRecord
 from remora_core.tasks import TaskSet
 from remora_core.text import LineIndex, PositionEncoding
@@ -217,18 +218,26 @@ class CodeIndex:
 
     def read_text(self, path: str) -> bytes | None:
         """The current text of ``path``: the open buffer, else the file (None:
-        unreadable, too large, or no file outside a root).
+        unreadable, too large, outside the project or a link to a secret — see
+        :func:`~remora_core.project_paths.read_project_file` — or no file
+        outside a root).
         """
         document = self.documents.get(path)
         if document is not None:
             return document.text
         if self.root is None:
             return None
-        try:
-            return read_source(
-                self.absolute(path), self.config.discovery.max_file_bytes
+        try:  # resolved now: the store may name any path, a file become a link
+            return read_project_file(
+                self.root,
+                path,
+                self.config.discovery.max_file_bytes,
+                self.config.secrets.exclude,
             )
-        except SourceSkipped:
+        except PathRefused as refused:
+            log.warning("not reading %s: %s", path, refused)
+            return None
+        except SourceSkipped:  # missing, too large, binary: the caller says
             return None
 
     def outline(self, path: str) -> list[CodeNode] | None:
@@ -243,10 +252,8 @@ class CodeIndex:
         document = self.documents.get(path)
         if document is not None:
             return document.lines
-        try:
-            return LineIndex(self.absolute(path).read_bytes())
-        except OSError:
-            return None
+        text = self.read_text(path)
+        return LineIndex(text) if text is not None else None
 
     def node_at(
         self, path: str, line: int, character: int, encoding: PositionEncoding

@@ -5,6 +5,8 @@ mode with a busy timeout and foreign keys on. Every transaction and read is a
 plain function of the ``sqlite3`` connection run in **one trip** to aiosqlite's
 thread, which runs them in the order they were asked for. The directory gets a
 ``.gitignore`` of ``*`` so the store never lands in the user's version control.
+The folder and every file of the store must be the person's own real files
+(``store/folder.py``): a link or someone else's file refuses the store.
 
 One writer per store (``store/ownership.py``): :meth:`Database.open` first takes
 the store's lock. The owner opens the file for writing and migrates it (under
@@ -38,6 +40,7 @@ from typing import TypeVar
 
 import aiosqlite
 
+from remora_core.store import folder
 from remora_core.store.migrations import LATEST_VERSION, MIGRATIONS
 from remora_core.store.ownership import OwnerInfo, StoreLock
 
@@ -102,11 +105,7 @@ class Database:
         database.busy_timeout_ms = busy_timeout_ms
         database.max_bytes = max_bytes
         try:
-            try:
-                directory.mkdir(parents=True, exist_ok=True)
-            except OSError:  # a read-only disk: an existing store is still read
-                if not directory.is_dir():
-                    raise
+            folder.prepare(directory)  # the person's own real files, or refused
             claim = StoreLock.claim(directory)
             if isinstance(claim, OwnerInfo):  # another server writes it
                 database.owner = claim
@@ -119,9 +118,7 @@ class Database:
                 if not await database.connect_read_only(immutable=True):
                     log.warning("%s cannot be written nor read", database.path)
                 return database
-            ignore = directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            folder.write_gitignore(directory)
             database.connection = await aiosqlite.connect(
                 database.path, isolation_level=None, timeout=busy_timeout_ms / 1000
             )
@@ -349,6 +346,11 @@ class StoreTooNew(Exception):
 def describe_problem(path: Path, what: str, error: BaseException) -> str:
     """One sentence a person can act on."""
     text = str(error) or type(error).__name__
+    if isinstance(error, folder.StoreRefused):
+        return (
+            f"Remora will not use its project store {path.parent}: {text}. "
+            "Serving from memory: ids will not persist until this is fixed."
+        )
     lowered = text.lower()
     if "locked" in lowered or "busy" in lowered:
         advice = (

@@ -35,6 +35,8 @@ except ImportError:  # Windows: no flock (see claim())
 
 log = logging.getLogger(__name__)
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+"""``os.O_NOFOLLOW`` where there is one (not on Windows)."""
 LOCK_NAME = "owner.lock"
 
 
@@ -97,10 +99,11 @@ class StoreLock:
             return None
         path = directory / LOCK_NAME
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            # Never through a link (store/folder.py refuses one before).
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
         except OSError:
             try:  # a read-only store may still carry the lock file
-                fd = os.open(path, os.O_RDONLY)
+                fd = os.open(path, os.O_RDONLY | NOFOLLOW)
             except OSError:
                 return None
         try:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from remora_core.store import folder
 from remora_core.store.database import file_identity
 from remora_core.store.ownership import OwnerInfo, StoreLock
 
@@ -81,7 +82,7 @@ async def rebuild_if_gone(database: Database) -> str | None:
         return None
     directory = database.path.parent
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        folder.prepare(directory)  # not through a link put in its place
         if not lock_held:
             claim = StoreLock.claim(directory)
             if isinstance(claim, OwnerInfo):
@@ -92,9 +93,7 @@ async def rebuild_if_gone(database: Database) -> str | None:
                 previous.release()
         if current == database.identity:
             return None  # only the lock file had gone: taken again
-        ignore = directory / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
+        folder.write_gitignore(directory)
         moved = await database._in_thread(lambda db: _copy_and_switch(database, db))
     except (OSError, sqlite3.Error) as error:
         await database.fail("rebuilding", error)

@@ -4,8 +4,9 @@ Files are cloned copy-on-write where the file system can (``FICLONE`` on
 Linux: btrfs, XFS, bcachefs — the copy costs no data blocks), else copied.
 Version control, virtual environments, caches and Remora's own store are left
 out (:data:`SKIPPED_DIRS` and the project's ``discovery.exclude`` names);
-symbolic links stay links. A project above :data:`MAX_COPY_BYTES` is not
-copied (:class:`TooLarge`).
+symbolic links stay links — an absolute link to a file of the project points
+at that file in the copy, never back into the person's tree. A project above
+:data:`MAX_COPY_BYTES` is not copied (:class:`TooLarge`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def _clone(source: Path, target: Path) -> None:
         shutil.copyfileobj(src, dst, 1024 * 1024)
 
 
+def _copy_link(source: Path, link: Path, root: Path, target: Path) -> None:
+    """Copy the link ``source`` as ``link``; an absolute one into the project
+    points at the same file of the copy, never back into the person's tree
+    (a test run would read or write their files).
+    """
+    pointed = os.readlink(source)
+    if os.path.isabs(pointed):
+        for home in dict.fromkeys((root, root.resolve())):
+            with contextlib.suppress(ValueError):
+                pointed = os.fspath(target / Path(pointed).relative_to(home))
+                break
+    os.symlink(pointed, link)
+
+
 def copy_project(root: Path, target: Path, skipped: frozenset[str]) -> int:
     """Copy ``root`` into the empty directory ``target``; bytes copied."""
     names = SKIPPED_DIRS | skipped
@@ -71,14 +86,14 @@ def copy_project(root: Path, target: Path, skipped: frozenset[str]) -> int:
         dirs[:] = [d for d in dirs if d not in names]
         for name in dirs:
             if (here / name).is_symlink():
-                os.symlink(os.readlink(here / name), into / name)
+                _copy_link(here / name, into / name, root, target)
             else:
                 (into / name).mkdir()
         dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
         for name in files:
             source = here / name
             if source.is_symlink():
-                os.symlink(os.readlink(source), into / name)
+                _copy_link(source, into / name, root, target)
                 continue
             with contextlib.suppress(OSError):  # vanished or unreadable: skip
                 copied += source.stat().st_size

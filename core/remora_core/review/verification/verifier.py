@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from remora_core.events.models import ProposalChecked
 from remora_core.model import ProposalStatus
-from remora_core.project_paths import is_secret
+from remora_core.project_paths import PathRefused, is_secret, real_project_file
 from remora_core.review.checks import Check
 from remora_core.review.proposals import text_hash
 from remora_core.review.verification.copying import TooLarge, copy_project
@@ -211,7 +211,16 @@ class Verifier:
                 await asyncio.to_thread(copy_project, root, copy, skipped)
             except (TooLarge, OSError) as error:
                 return Check(NAME, None, f"could not run: {error}", "could_not_run"), ""
-            target = copy / proposal.file_path
+            try:  # the real file (links followed, inside the project only) ...
+                real = real_project_file(root, proposal.file_path)
+            except PathRefused as refused:
+                return Check(
+                    NAME, None, f"could not run: {refused}", "could_not_run"
+                ), ""
+            # ... and its place in the copy: never through a link copied as a
+            # link (an absolute one leads back to the person's own tree).
+            target = copy / real.relative_to(root.resolve())
+            target.unlink(missing_ok=True)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(new)
             python = interpreter(root)
