@@ -48,7 +48,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.checkpoint.restore": (*EDITORS, "CLI"),
     "remora.attribution": (*EDITORS, "CLI"),
     "remora.trailers": ("CLI",),
-    "remora.usage": (*EDITORS, "CLI"),
+    "remora.usage": (*EDITORS, "CLI", "MCP"),
     "remora.subscriptions.list": (*EDITORS, "CLI"),
     "remora.subscriptions.add": ("CLI",),
     "remora.subscriptions.remove": (*EDITORS, "CLI"),
