@@ -29,11 +29,20 @@ import logging
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
+from remora_core.bounded_yaml import SHOWN_CHARS, load_yaml
+from remora_core.globs import MAX_GLOB_CHARS
 from remora_core.user_files import read_user_config, user_config_path
 
 log = logging.getLogger(__name__)
@@ -126,12 +135,16 @@ class SwarmSettings(_Section):
     """How long a cascade's chain is remembered (cycle and budget rules)."""
 
 
+Glob = Annotated[str, StringConstraints(max_length=MAX_GLOB_CHARS)]
+"""A glob of a setting: globs.py matches it in linear time, up to a length."""
+
+
 class DiscoverySettings(_Section):
     """Which files are indexed and how."""
 
-    include: list[str] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
+    include: list[Glob] = Field(default_factory=lambda: ["**/*.py", "**/*.pyi"])
     """Files to index (gitignore-style patterns)."""
-    exclude: list[str] = Field(
+    exclude: list[Glob] = Field(
         default_factory=lambda: [
             ".venv",
             ".git",
@@ -165,7 +178,7 @@ class IdSettings(_Section):
 class SecretSettings(_Section):
     """Files never shown to a model."""
 
-    exclude: list[str] = Field(
+    exclude: list[Glob] = Field(
         default_factory=lambda: [".env*", "*.pem", "*.key", "id_rsa*"]
     )
     """Globs matched against a file's name and its project path: such files are
@@ -270,7 +283,8 @@ def validate(raw: dict[str, Any]) -> tuple[RemoraConfig, list[str]]:
         except ValidationError as error:
             for item in error.errors():
                 where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-                problems.append(f"{where}: {item['msg']}")
+                # A key of the file may be long: quote its start only.
+                problems.append(f"{where[:SHOWN_CHARS]}: {item['msg']}")
                 if not item["loc"]:
                     return RemoraConfig(), problems
                 _drop(current, tuple(item["loc"]))
@@ -295,7 +309,7 @@ def read_project_sources(root: Path) -> tuple[dict[str, Any], list[str]]:
     remora_yaml = root / "remora.yaml"
     if remora_yaml.is_file():
         try:
-            data = yaml.safe_load(remora_yaml.read_text(encoding="utf-8"))
+            data = load_yaml(remora_yaml.read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 raw = merge(raw, data)
             elif data is not None:

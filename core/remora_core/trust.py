@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from remora_core.bounded_yaml import load_yaml
 from remora_core.user_files import state_dir
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def _listed(directory: Path, pattern: str) -> list[str]:
 def _bundle_base_url(path: Path) -> str | None:
     """The ``model.base_url`` a bundle file asks for (None if none or unreadable)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
     model = data.get("model") if isinstance(data, dict) else None

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from remora_core.bounded_yaml import load_yaml
+
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.yaml"
@@ -62,7 +64,7 @@ def read_user_config() -> tuple[dict[str, Any], list[str]]:
     except (OSError, UnicodeDecodeError) as error:
         return {}, [f"{path}: {error}"]
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         return {}, [f"{path}: {error}"]
     if data is None:

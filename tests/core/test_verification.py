@@ -9,6 +9,8 @@ not run, and that runs queue at ``agents.max_concurrency``.
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 from tests.core.agent_support import of_type
 from tests.fakes.model_server import Reply
@@ -21,7 +23,7 @@ from shop import Cart
 
 
 def test_checkout_adds_tax():
-    probe = Path(os.environ["REMORA_TEST_PROBE"])
+    probe = Path(PROBE)
     mine = probe / str(os.getpid())
     mine.write_text("")
     time.sleep(1.5)
@@ -59,12 +61,15 @@ async def checks_of(shop, count: int) -> list:
         await asyncio.sleep(0.1)
 
 
-async def test_runs_queue_at_max_concurrency(shop, tmp_path, monkeypatch):
+async def test_runs_queue_at_max_concurrency(shop, tmp_path):
     probe = tmp_path / "probe" / "running"
     probe.mkdir(parents=True)
-    monkeypatch.setenv("REMORA_TEST_PROBE", str(probe))
     (shop.root / "tests").mkdir()
-    (shop.root / "tests" / "test_shop.py").write_text(TESTS, encoding="utf-8")
+    # The path is written into the test: a test run gets none of the
+    # person's variables (environment.py).
+    (shop.root / "tests" / "test_shop.py").write_text(
+        TESTS.replace("PROBE", repr(str(probe))), encoding="utf-8"
+    )
 
     def rewrite(source: str) -> Reply:
         return Reply(tool_calls=[("rewrite_self", {"new_source": source})])
@@ -150,3 +155,74 @@ async def test_a_module_linked_by_absolute_path_is_never_written_by_a_test_run(s
     assert checked.check["detail"] == "1 passed"
     assert real.read_bytes() == before
     assert (shop.root / "shop.py").is_symlink()
+
+
+ENVIRONMENT_TEST = """import json
+import os
+from pathlib import Path
+
+from shop import tax
+
+
+def test_tax_and_environment():
+    Path({out!r}).write_text(json.dumps({{
+        "environ": dict(os.environ),
+        "home": str(Path.home()),
+        "cwd": os.getcwd(),
+    }}))
+    assert tax(10) == 2.0
+"""
+PERSONS = {
+    "SHOP_MODEL_KEY": "sk-configured-key",  # the model's api_key_env
+    "OPENAI_API_KEY": "sk-openai",
+    "GITHUB_TOKEN": "ghp_token",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret",
+    "AWS_ACCESS_KEY_ID": "AKIA0000",
+    "DB_PASSWORD": "hunter2",
+    "MY_SERVICE_SECRET": "s3cret",
+    "LC_SNEAKY_TOKEN": "passes-an-allow-listed-prefix",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "ALL_PROXY": "http://127.0.0.1:9",
+    "http_proxy": "http://127.0.0.1:9",
+    "https_proxy": "http://127.0.0.1:9",
+    "all_proxy": "http://127.0.0.1:9",
+    "REMORA_TEST_PERSONAL": "anything else of the person's",
+}
+
+
+async def test_tests_run_without_the_persons_secrets(shop, tmp_path, monkeypatch):
+    """A trusted project's tests see neither the model's key, nor any usual
+    key/token/secret/password variable, nor the person's proxies, nor the
+    person's home: and they still pass.
+    """
+    out = tmp_path / "seen-environment.json"
+    (shop.root / "test_shop.py").write_text(
+        ENVIRONMENT_TEST.format(out=str(out)), encoding="utf-8"
+    )
+    for name, value in PERSONS.items():
+        monkeypatch.setenv(name, value)
+    # The engine's own requests to the scripted model stay direct.
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    shop.server.reply_tool_call("rewrite_self", {"new_source": TAX})
+    shop.server.reply_text("Done.")
+    await shop.start(
+        model={"protocol": "tools", "api_key_env": "SHOP_MODEL_KEY"}, trusted=True
+    )
+    await shop.send("tax", "Tidy up")
+
+    (checked,) = await checks_of(shop, 1)
+    assert checked.check["detail"] == "1 passed"
+    seen = json.loads(out.read_text())
+    environ = seen["environ"]
+    leaked = sorted(set(PERSONS) & set(environ)) + sorted(
+        name for name in ("NO_PROXY", "no_proxy") if name in environ
+    )
+    assert leaked == []
+    assert not any(value in PERSONS.values() for value in environ.values())
+    assert environ["LANG"] == "C.UTF-8"  # what tests need still passes
+    assert "PATH" in environ
+    assert not Path(seen["home"]).is_relative_to(Path.home())
+    assert Path(seen["home"]).parent == Path(seen["cwd"]).parent  # the run's own

@@ -14,6 +14,8 @@ import logging
 from pathlib import Path
 
 import yaml
+from remora_core.bounded_yaml import load_yaml
+from remora_core.graphs.spec import MAX_GRAPH_CHARS
 
 from remora_cli import output
 
@@ -32,10 +34,23 @@ def add_arguments(parser) -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S")
 
 
+class NotAGraph(Exception):
+    """A graph file that cannot be read; the message says why, in one line."""
+
+
 def _graph(target: str) -> object:
+    """The graph a file holds (bounded YAML: no aliases, at most
+    ``MAX_GRAPH_CHARS``), or the name of one under ``.remora/graphs``.
+    """
     path = Path(target)
     if path.suffix in (".yaml", ".yml") or path.is_file():
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        try:
+            return load_yaml(
+                path.read_text(encoding="utf-8"), max_chars=MAX_GRAPH_CHARS
+            )
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            problem = " ".join(str(error).split())[:300]
+            raise NotAGraph(f"{target}: not a graph file: {problem}") from None
     return target
 
 
@@ -49,7 +64,12 @@ async def run(args, backend) -> int:
         return 0
     if args.action == "status":
         return _show(args, await _status(backend, args.target))
-    started = await backend.call("remora.graph.run", {"graph": _graph(args.target)})
+    try:
+        graph = _graph(args.target)
+    except NotAGraph as problem:
+        output.tell(f"remora: {problem}")
+        return 2  # usage: the file given is not a graph
+    started = await backend.call("remora.graph.run", {"graph": graph})
     graph_run_id = started["graph_run_id"]
     if not args.wait and backend.via == "server":
         output.emit_json(started) if args.json else output.say(graph_run_id)

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from remora_core.bounded_yaml import load_yaml
 from remora_core.model import CodeNode, NodeKind
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ def load_bundle(directory: Path, shown: str | None = None) -> Bundle:
     """
     path = shown or str(directory / _FILE)
     try:
-        data = yaml.safe_load((directory / _FILE).read_text(encoding="utf-8"))
+        data = load_yaml((directory / _FILE).read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise BundleError(f"{path}: invalid YAML: {_yaml_problem(error)}") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -42,11 +42,11 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from remora_core.agents.bundles import CORE_TOOLS
+from remora_core.globs import name_matches
 from remora_core.model import CodeNode, NodeKind
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class ExtensionNode:
             return False
         if self.match_pattern is None:
             return True
-        return any(fnmatchcase(name, self.match_pattern) for name in _names(node))
+        return any(name_matches(name, self.match_pattern) for name in _names(node))
 
 
 def _names(node: CodeNode) -> tuple[str, ...]:

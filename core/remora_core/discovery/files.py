@@ -1,6 +1,7 @@
 """Which files of a project are Python sources we index, and reading them safely.
 
-Include and exclude patterns use gitignore syntax (``pathspec``): a pattern with
+Include and exclude patterns use gitignore syntax (``pathspec``, matched in
+linear time: ``globs.py``): a pattern with
 no slash, such as ``.venv``, matches that name at any depth; ``**/*.py`` matches
 every Python file. Excluded directories are pruned, never descended into, and so
 is every virtual environment (a directory holding ``pyvenv.cfg``) whatever its
@@ -19,10 +20,11 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 import pathspec
+
+from remora_core import globs
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ def secret_glob(relative: str, secrets: Sequence[str]) -> str | None:
     """
     name = relative.rsplit("/", 1)[-1]
     for glob in secrets:
-        if fnmatch(name, glob) or fnmatch(relative, glob):
+        if globs.name_matches(name, glob) or globs.name_matches(relative, glob):
             return glob
     return None
 
@@ -133,8 +135,8 @@ class FileFilter:
     ) -> FileFilter:
         """Build from gitignore-style pattern lists."""
         return cls(
-            include=pathspec.GitIgnoreSpec.from_lines(include),
-            exclude=pathspec.GitIgnoreSpec.from_lines(exclude),
+            include=globs.gitignore(include),
+            exclude=globs.gitignore(exclude),
             secrets=tuple(secrets),
         )
 

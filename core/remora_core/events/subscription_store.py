@@ -5,10 +5,13 @@ the agents a person muted.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import TYPE_CHECKING
 
 from remora_core.events.subscriptions import Pattern, Subscription
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -32,16 +35,23 @@ class SubscriptionStore:
                 "SELECT id, agent_id, pattern, is_default, created_at "
                 "FROM subscriptions"
             ).fetchall()
-            return [
-                Subscription(
-                    id=id_,
-                    agent_id=agent,
-                    pattern=Pattern.model_validate(json.loads(pattern)),
-                    default=bool(default),
-                    created_at=created,
+            found = []
+            for id_, agent, pattern, default, created in rows:
+                try:
+                    parsed = Pattern.model_validate(json.loads(pattern))
+                except (ValueError, TypeError) as error:  # a glob refused since
+                    log.warning("skipping subscription %s: %s", id_, error)
+                    continue
+                found.append(
+                    Subscription(
+                        id=id_,
+                        agent_id=agent,
+                        pattern=parsed,
+                        default=bool(default),
+                        created_at=created,
+                    )
                 )
-                for id_, agent, pattern, default, created in rows
-            ]
+            return found
 
         return await self.database.read(work, "loading subscriptions") or []
 

@@ -33,11 +33,11 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from fnmatch import fnmatchcase
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remora_core.events.models import Event
+from remora_core.globs import check, name_matches
 
 MESSAGE_TYPES = ("human_chat", "agent_message", "rewrite_rejected")
 
@@ -54,6 +54,14 @@ class Pattern(BaseModel):
     tags: tuple[str, ...] | None = None
     nodes: tuple[str, ...] | None = None
 
+    @field_validator("path_glob", "from_agents")
+    @classmethod
+    def _usable_globs(cls, value: str | tuple[str, ...] | None) -> object:
+        """A glob too long to match is refused when subscribing (``globs.py``)."""
+        for glob in (value,) if isinstance(value, str) else value or ():
+            check(glob)
+        return value
+
     def matches(self, event: Event) -> bool:
         """Whether every field this pattern gives matches ``event``."""
         if self.event_types is not None and event.type not in self.event_types:
@@ -62,12 +70,12 @@ class Pattern(BaseModel):
             return False
         if self.from_agents is not None and not (
             event.from_agent is not None
-            and any(fnmatchcase(event.from_agent, g) for g in self.from_agents)
+            and any(name_matches(event.from_agent, g) for g in self.from_agents)
         ):
             return False
         if self.path_glob is not None:
             path = event.file()
-            if path is None or not fnmatchcase(path, self.path_glob):
+            if path is None or not name_matches(path, self.path_glob):
                 return False
         if self.tags is not None and not set(self.tags) & set(event.labels()):
             return False
@@ -105,13 +113,13 @@ class _Matcher:
             if sender is None:
                 return False
             for glob in self.senders:  # a loop: ``any(...)`` costs a generator
-                if fnmatchcase(sender, glob):
+                if name_matches(sender, glob):
                     break
             else:
                 return False
         if self.path_glob is not None:
             path = event.file()
-            if path is None or not fnmatchcase(path, self.path_glob):
+            if path is None or not name_matches(path, self.path_glob):
                 return False
         if self.tags is not None and self.tags.isdisjoint(event.labels()):
             return False

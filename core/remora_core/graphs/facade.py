@@ -8,6 +8,7 @@ lists every problem).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -100,11 +101,17 @@ class Graphs:
         return await recent_runs(self.engine.swarm.events, limit)
 
     async def run(self, graph: Any) -> GraphRun:
-        """Check and start a graph; its run (GraphInvalid before anything runs)."""
-        spec = parse_graph(self.load(graph))
+        """Check and start a graph; its run (GraphInvalid before anything runs).
+
+        Parsing and matching every node against the targets' globs run in a
+        thread: the event loop keeps answering the editor meanwhile.
+        """
+        source = self.load(graph)
+        spec = await asyncio.to_thread(parse_graph, source)
         agents = self.project.agents
         bundles = agents.services.bundles.names() if agents else []
-        plan = plan_graph(spec, self.project.graph.active(), bundles)
+        nodes = list(self.project.graph.active())
+        plan = await asyncio.to_thread(plan_graph, spec, nodes, bundles)
         return await self.engine.start(plan)
 
     async def status(self, graph_run_id: str) -> dict[str, Any] | None:

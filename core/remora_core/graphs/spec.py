@@ -12,16 +12,16 @@ line each (:class:`GraphInvalid`), before anything runs.
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from remora_core import globs
+from remora_core.bounded_yaml import SHOWN_CHARS, load_yaml, shown
 from remora_core.model import NodeKind
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLICIES = ("stop_graph", "skip_downstream", "continue")
+MAX_GRAPH_CHARS = 256 * 1024
+"""The largest graph text parsed (a real graph is a few hundred bytes)."""
 GRAPH_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 
@@ -62,16 +64,21 @@ class Targets(_Strict):
     def _one_kind(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
+    @field_validator("path", "name")
+    @classmethod
+    def _usable_glob(cls, value: str | None) -> str | None:
+        return value if value is None else globs.check(value)
+
     def matches(self, node: CodeNode) -> bool:
         """Whether ``node`` (one of ``ids`` when given: the caller looks
         those up) is one of the targets.
         """
         if self.kind is not None and node.kind not in self.kind:
             return False
-        if self.path is not None and not path_glob(self.path).match(node.file_path):
+        if self.path is not None and not globs.path_matches(node.file_path, self.path):
             return False
         return self.name is None or any(
-            fnmatchcase(n, self.name) for n in (node.name, node.qualified_name)
+            globs.name_matches(n, self.name) for n in (node.name, node.qualified_name)
         )
 
 
@@ -122,41 +129,21 @@ class GraphPlan:
         return {step: tuple(nodes) for step, nodes in found.items()}
 
 
-@functools.lru_cache(maxsize=64)
-def path_glob(glob: str) -> re.Pattern[str]:
-    """A regex for a path glob: ``*`` stays in one folder, ``**/`` spans any."""
-    parts, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            parts.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        else:
-            parts.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(parts) + r"\Z")
-
-
 def _describe(error: ValidationError) -> list[str]:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "graph"
         problem = item["msg"]
         if item["type"] == "literal_error" and item["loc"][-1] == "error_policy":
-            problem = f"must be one of {', '.join(POLICIES)}, not {item['input']!r}"
+            problem = (
+                f"must be one of {', '.join(POLICIES)}, not {shown(item['input'])}"
+            )
         elif item["type"] == "extra_forbidden":
             problem = "is not a graph field"
         elif item["type"] == "too_short" and "ctx" in item:
             problem = f"needs at least {item['ctx']['min_length']} entry"
-        problems.append(f"{where}: {problem}")
+        # A field name or message may quote the file: a few hundred chars.
+        problems.append(f"{where[:SHOWN_CHARS]}: {problem[:SHOWN_CHARS]}")
     return problems
 
 
@@ -165,7 +152,7 @@ def parse_graph(source: str | dict[str, Any]) -> GraphSpec:
     data: Any = source
     if isinstance(source, str):
         try:
-            data = yaml.safe_load(source)
+            data = load_yaml(source, max_chars=MAX_GRAPH_CHARS)
         except yaml.YAMLError as error:
             raise GraphInvalid([f"not valid YAML: {error}"]) from None
     if not isinstance(data, dict):

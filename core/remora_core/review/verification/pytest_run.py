@@ -5,10 +5,11 @@ The run uses the project's own interpreter (``.venv/bin/python`` or
 process group with no stdin, and has its output captured (at most
 :data:`MAX_OUTPUT` bytes kept) — never the server's stdout, which is the LSP
 stream. At the time limit the whole group is killed (tests that start
-processes of their own go too). ``PYTHONPATH`` starts with the copy (and its
-``src/``), so the copy's code wins over an editable install of the person's
-tree. Results are read from pytest's JUnit XML report, which pytest writes
-itself; its exit code tells a failed test from a run that could not start.
+processes of their own go too). Its environment is an allow-list
+(``environment.py``); ``PYTHONPATH`` starts with the copy (and its ``src/``),
+so the copy's code wins over an editable install of the person's tree.
+Results are read from pytest's JUnit XML report, which pytest writes itself;
+its exit code tells a failed test from a run that could not start.
 """
 
 from __future__ import annotations
@@ -70,19 +71,6 @@ def interpreter(root: Path) -> str:
     return sys.executable
 
 
-def _environment(copy: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(copy)]
-    if (copy / "src").is_dir():
-        paths.append(str(copy / "src"))
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)  # the server's own test settings, if any
-    return env
-
-
 async def _read(stream: asyncio.StreamReader | None) -> bytes:
     kept = bytearray()
     if stream is None:
@@ -94,9 +82,11 @@ async def _read(stream: asyncio.StreamReader | None) -> bytes:
 
 
 async def run_pytest(
-    python: str, copy: Path, ids: list[str], timeout_s: float
+    python: str, copy: Path, ids: list[str], timeout_s: float, env: dict[str, str]
 ) -> RunResult:
-    """Run the tests ``ids`` in ``copy``; what happened."""
+    """Run the tests ``ids`` in ``copy`` with the variables ``env``
+    (``environment.py``: never the person's whole environment); what happened.
+    """
     report = copy / ".remora-junit.xml"
     command = [
         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
@@ -107,7 +97,7 @@ async def run_pytest(
         process = await asyncio.create_subprocess_exec(
             *command,
             cwd=copy,
-            env=_environment(copy),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

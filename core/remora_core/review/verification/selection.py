@@ -20,7 +20,6 @@ in a test file is something else (a fixture, a helper), the whole file runs.
 from __future__ import annotations
 
 import configparser
-import fnmatch
 import logging
 import re
 import tomllib
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from remora_core.globs import name_matches
 from remora_core.model import NodeKind
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def test_paths(root: Path) -> list[str]:
 def is_test_file(path: str, paths: list[str]) -> bool:
     """Whether ``path`` (relative) is a test file by pytest's conventions."""
     name = path.rsplit("/", 1)[-1]
-    if not (fnmatch.fnmatch(name, "test_*.py") or fnmatch.fnmatch(name, "*_test.py")):
+    if not (name_matches(name, "test_*.py") or name_matches(name, "*_test.py")):
         return False
     return not paths or any(
         path == p or path.startswith(p.rstrip("/") + "/") for p in paths

@@ -9,7 +9,8 @@ shown with that check straight away; a person may decide before the tests
 end. :meth:`Verifier.submit` queues the run: at most ``agents.max_concurrency``
 runs at once, each in a fresh copy of the project (``copying.py``) with the
 proposal applied to its file as the editor holds it, under the project's
-interpreter with ``review.test_timeout_s`` (``pytest_run.py``).
+interpreter with ``review.test_timeout_s`` (``pytest_run.py``), given only
+the variables of ``environment.py`` (no keys, no proxies, a home of its own).
 
 When tests fail, the same tests run once more without the proposal: only
 failures the proposal causes count. A test that fails either way (a missing
@@ -39,6 +40,7 @@ from remora_core.project_paths import PathRefused, is_secret, real_project_file
 from remora_core.review.checks import Check
 from remora_core.review.proposals import text_hash
 from remora_core.review.verification.copying import TooLarge, copy_project
+from remora_core.review.verification.environment import run_environment
 from remora_core.review.verification.pytest_run import (
     RunResult,
     interpreter,
@@ -225,7 +227,11 @@ class Verifier:
             target.write_bytes(new)
             python = interpreter(root)
             timeout = services.config.review.test_timeout_s
-            result = await run_pytest(python, copy, ids, timeout)
+            home = folder / "home"  # the run's own: not the person's dot files
+            home.mkdir()
+            key = services.config.model.api_key_env
+            env = run_environment(copy, home, key_names=[key] if key else [])
+            result = await run_pytest(python, copy, ids, timeout, env)
             before = None
             if (
                 result.ran
@@ -233,7 +239,7 @@ class Verifier:
                 and (result.failures or result.errors)
             ):
                 target.write_bytes(text)  # the same tests without the proposal
-                before = await run_pytest(python, copy, ids, timeout)
+                before = await run_pytest(python, copy, ids, timeout, env)
             return outcome(result, before, timeout), failure_details(result, before)
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
