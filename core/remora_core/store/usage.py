@@ -107,8 +107,13 @@ class UsageStore:
             where.append("correlation_id = ?")
             args.append(correlation_id)
         if graph_run_id is not None:
-            where.append(f"{GRAPH_OF} = ?")
-            args.append(graph_run_id)
+            # Its steps' runs and their cascades, through the indexes (not
+            # GRAPH_OF per row: a graph's budget asks before every turn).
+            where.append(
+                "(graph_run_id = ? OR correlation_id IN (SELECT correlation_id "
+                "FROM runs WHERE graph_run_id = ?))"
+            )
+            args += [graph_run_id, graph_run_id]
         sql = f"SELECT {_SUMS} FROM runs WHERE {' AND '.join(where)}"
 
         def work(db: sqlite3.Connection) -> Usage:
