@@ -533,6 +533,12 @@ def test_costs_and_wakes_are_on_screen(workspace):
     (done,) = [line for line in observed["runs"] if " done " in line]
     assert "1234 tok " in done, done
     assert "person [messages to it]" in done, done
+    # :RemoraHistory: the answer says what woke its run.
+    assert any(
+        " · answer · run_" in line
+        and line.endswith(" · woken by messages to it: human_chat")
+        for line in observed["history"]
+    ), observed["history"]
     # :RemoraMute, then the panel's card and :RemoraSubscriptions say so.
     assert observed["muted_note"] == "Remora: order is muted"
     panel = observed["panel"]

@@ -26,6 +26,7 @@ export interface UsageReport {
   total?: Usage;
   by_node?: UsageRow[];
   by_graph?: UsageRow[];
+  by_cascade?: UsageRow[];
   by_day?: UsageRow[];
 }
 
@@ -56,11 +57,11 @@ function rowLine(label: string, usage: Usage): string {
   return `  ${label} — ${num(usage.runs)} runs, ${num(usage.tokens)} tokens (${num(usage.input_tokens)} in, ${num(usage.output_tokens)} out, ${num(usage.cached_tokens)} cached), ${formatDuration(num(usage.seconds))}`;
 }
 
-/** The report as lines: the total, then by day, node and graph run. */
+/** The report as lines: the total, then by day, node, graph run and cascade. */
 export function usageLines(report: UsageReport): string[] {
   const since = typeof report.since === "number" ? ` since ${new Date(report.since * 1000).toISOString().slice(0, 16).replace("T", " ")}` : "";
   const lines = [`── what agents used${since} ──`, rowLine("in all", report.total ?? {})];
-  const groups: [string, UsageRow[] | undefined][] = [["by day", report.by_day], ["by node", report.by_node], ["by graph run", report.by_graph]];
+  const groups: [string, UsageRow[] | undefined][] = [["by day", report.by_day], ["by node", report.by_node], ["by graph run", report.by_graph], ["by cascade", report.by_cascade]];
   for (const [title, rows] of groups) {
     if (!rows || rows.length === 0) continue;
     lines.push(title);

@@ -12,7 +12,12 @@ log = logging.getLogger(__name__)
 
 NAME = "usage"
 HELP = "tokens and time agents used: in all, by node, graph run and day"
-GROUPS = (("by_day", "DAY"), ("by_node", "NODE"), ("by_graph", "GRAPH RUN"))
+GROUPS = (
+    ("by_day", "DAY"),
+    ("by_node", "NODE"),
+    ("by_graph", "GRAPH RUN"),
+    ("by_cascade", "CASCADE"),
+)
 
 
 def add_arguments(parser) -> None:

@@ -457,18 +457,21 @@ class UsageRow(Usage):
     """The totals of one node, graph run or day."""
 
     key: str
-    """The node id, the graph run id or the day (``YYYY-MM-DD``, local)."""
+    """The node id, the graph run id, the correlation id or the day
+    (``YYYY-MM-DD``, local)."""
     name: NotRequired[str | None]
     """The node's qualified name (by node)."""
 
 
 class UsageReport(TypedDict):
-    """What agents cost: in all, by node, by graph run and by day."""
+    """What agents cost: in all, by node, graph run, cascade and day."""
 
     since: float | None
     total: Usage
     by_node: list[UsageRow]
     by_graph: list[UsageRow]
+    by_cascade: list[UsageRow]
+    """By correlation id: what one request of a person set off."""
     by_day: list[UsageRow]
 
 

@@ -56,8 +56,8 @@ def since_time(since: str | float | None, now: float | None = None) -> float | N
 
 @command("remora.usage", UsageArgs, answers.UsageReport, Route.WORKSPACE)
 async def usage(app: RemoraApp, a: UsageArgs, door: Door) -> Any:
-    """Tokens and wall time of agents' runs: in all, by node, by graph run
-    and by day.
+    """Tokens and wall time of agents' runs: in all, by node, graph run,
+    cascade (what one request set off) and day.
     """
     return await app.usage.report(since_time(a.since), a.limit)
 

@@ -1,5 +1,5 @@
-"""The ``usage`` facade: what agents' runs cost, in all, by node, graph run
-and day (``store/usage.py`` totals the stored runs).
+"""The ``usage`` facade: what agents' runs cost, in all, by node, graph run,
+cascade and day (``store/usage.py`` totals the stored runs).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from remora_core.front.startup import Startup
     from remora_core.store.usage import Grouping, Usage
 
-GROUPS: tuple[Grouping, ...] = ("node", "graph", "day")
+GROUPS: tuple[Grouping, ...] = ("node", "graph", "cascade", "day")
 """How :meth:`Costs.report` groups runs."""
 
 
@@ -22,7 +22,7 @@ class Costs:
 
     async def report(self, since: float | None, limit: int) -> dict[str, Any]:
         """Totals since ``since`` (None: ever): in all and by node, graph
-        run and day (the costliest nodes and graph runs, the latest days).
+        run, cascade and day (the costliest first, the latest days first).
         """
         parts = await self._startup.parts()
         usage, graph = parts.swarm.usage, parts.swarm.graph

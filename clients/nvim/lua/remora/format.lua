@@ -288,7 +288,13 @@ function M.entry_header(entry, me)
     what = 'question withdrawn'
   end
   local run = type(entry.run_id) == 'string' and (' · ' .. entry.run_id) or ''
-  return string.format('%s %s · %s%s', time, who, what, run)
+  local woke = ''
+  if type(entry.woken_by) == 'table' then
+    local by = entry.woken_by
+    local event = type(by.event_type) == 'string' and (': ' .. by.event_type) or ''
+    woke = string.format(' · woken by %s%s', by.text or by.id or '?', event)
+  end
+  return string.format('%s %s · %s%s%s', time, who, what, run, woke)
 end
 
 --- The text lines of a conversation entry, whole (options listed after a question).

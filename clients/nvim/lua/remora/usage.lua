@@ -1,5 +1,5 @@
 --- :RemoraUsage [since]: what agents' runs cost, as the server stored them
---- (`remora.usage`): in all, by day, by node and by graph run — tokens
+--- (`remora.usage`): in all, by day, node, graph run and cascade — tokens
 --- (input, output, cached) and wall time — in a scratch buffer
 --- (`remora://usage`). `since`: a date (2026-11-27), `today` or a span back
 --- (24h, 7d); none: ever.
@@ -24,7 +24,7 @@ function M.lines(report)
       format.duration(tonumber(total.seconds) or 0)
     ),
   }
-  for _, group in ipairs({ { 'by_day', 'day' }, { 'by_node', 'node' }, { 'by_graph', 'graph run' } }) do
+  for _, group in ipairs({ { 'by_day', 'day' }, { 'by_node', 'node' }, { 'by_graph', 'graph run' }, { 'by_cascade', 'cascade' } }) do
     local rows = report[group[1]] or {}
     if #rows > 0 then
       table.insert(lines, '')
