@@ -127,7 +127,9 @@ async def _route(ls: RemoraLanguageServer, entry: Command, arguments: Arguments)
         return await _every(apps, entry, arguments, door)
     if route is Route.RUN:
         run_id = getattr(arguments, "run_id", "")
-        app = next((a for a in apps if a.runs.is_running(run_id)), apps[0])
+        app = next((a for a in apps if a.runs.is_running(run_id)), None)
+        if app is None:  # not in flight: the project whose store has it
+            return await _first_found(apps, entry, arguments, door)
         return await _call(app, entry, arguments, door)
     if route is Route.QUESTION:
         question_id = getattr(arguments, "question_id", "")

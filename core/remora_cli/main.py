@@ -9,6 +9,7 @@ Usage (DESIGN §11b)::
     remora proposals [--status S]
     remora diff P | reject P [--feedback TEXT]
     remora accept P [P...] [--graph-run G]
+    remora dashboard [--port N] [--open]
 
 NODE is an id, a unique id prefix (``rm_ab``) or ``path::qualified.name``; P
 and R are ids or unique prefixes. Every listing takes ``--json``.
@@ -84,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
         # What a verb asks the person before the project opens (``reject``).
         prepare = getattr(verb, "prepare", None)
         verb_parser.set_defaults(
-            verb_run=verb.run, verb_own_backend=own, verb_prepare=prepare
+            verb_run=verb.run,
+            verb_own_backend=own,
+            verb_prepare=prepare,
+            verb_until_ctrl_c=getattr(verb, "UNTIL_CTRL_C", False),
         )
     return parser
 
@@ -145,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
             args.verb_prepare(args)
         return asyncio.run(_main(args))
     except KeyboardInterrupt:
-        return OK if getattr(args, "follow", False) else INTERRUPTED
+        # ``logs -f`` and a verb that runs until stopped (``dashboard``)
+        # end normally with Ctrl-C.
+        until_ctrl_c = getattr(args, "follow", False) or args.verb_until_ctrl_c
+        return OK if until_ctrl_c else INTERRUPTED
     except BrokenPipeError:  # ``remora logs | head``
         return OK
     except Exception as problem:  # an answer, never a traceback

@@ -30,16 +30,19 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from remora_core.agents.resuming import resume, unanswered
 from remora_core.agents.runtime import AgentRuntime
 from remora_core.agents.statuses import AgentStatuses
 from remora_core.graphs.facade import Graphs
 from remora_core.history.checkpoints import Checkpoints
 from remora_core.index.following import StoreFollower, describe_read_only
+from remora_core.model import AgentStatus
 from remora_core.store import Database, NodeStore
 from remora_core.store.rebuild import keep_store, rebuild_if_gone
 from remora_core.swarm.pipeline import Swarm
 
 if TYPE_CHECKING:
+    from remora_core.agents.questions import Question
     from remora_core.editor import Editor
     from remora_core.index.changes import Changes
     from remora_core.index.code_index import CodeIndex
@@ -152,6 +155,7 @@ class ProjectParts:
             await engine.swarm.start()
             if not engine.following:
                 await engine.graphs.recover()
+                await engine.keep_questions()
         except BaseException:
             if engine is not None:
                 await engine.close()
@@ -159,6 +163,22 @@ class ProjectParts:
                 await database.close()
             raise
         return engine
+
+    async def keep_questions(self) -> None:
+        """Questions a restart left unanswered wait again (their agents
+        blocked); an answer resumes the agent (``agents/resuming.py``).
+        """
+        questions = self.agents.services.questions
+        tasks = self.index.tasks
+
+        def answered(question: Question, answer: str) -> None:
+            tasks.spawn(resume(self.swarm, question, answer), name="resume an agent")
+
+        questions.resume = answered
+        kept = await unanswered(self.swarm)
+        questions.keep(kept)
+        for question in kept:
+            self.swarm.set_agent_status(question.agent_id, AgentStatus.BLOCKED)
 
     @property
     def following(self) -> bool:
@@ -189,6 +209,8 @@ class ProjectParts:
             watchers.spawn(self.follower.run(on_owner_gone), name="follow store")
             return
         await self.agents.review.recover()  # acceptances a crash left unrecorded
+        if self.agents.services.questions.kept:  # asked before a restart
+            watchers.spawn(self.agents.services.questions.ask_again(), name="ask again")
         index = self.index
         watchers.spawn(
             keep_store(self.database, lambda: index.closed, self.notify),
@@ -216,8 +238,10 @@ class ProjectParts:
 
     async def stop(self) -> None:
         """Stop graph runs, the swarm (cancelled turns record their end first)
-        and the agents' services.
+        and the agents' services. A question waiting for an answer stays
+        unanswered in the log: the next start asks it again.
         """
+        self.agents.services.questions.closing = True
         await self.graphs.close()
         await self.swarm.close()
         await self.agents.close()

@@ -163,7 +163,17 @@ def apply_edits(buffer: Buffer, edit: dict) -> None:
     """Apply a WorkspaceEdit (JSON) the way an editor does: buffer, then didChange."""
     for change in edit["documentChanges"]:
         assert change["textDocument"]["version"] == buffer.version
-        for text_edit in change["edits"]:
+        # Every edit's range is in the text before any of them (LSP): applied
+        # last first, each leaves the ranges before it where they were.
+        ordered = sorted(
+            change["edits"],
+            key=lambda e: (
+                e["range"]["start"]["line"],
+                e["range"]["start"]["character"],
+            ),
+            reverse=True,
+        )
+        for text_edit in ordered:
             start, end = text_edit["range"]["start"], text_edit["range"]["end"]
             buffer.replace(
                 (start["line"], start["character"]),

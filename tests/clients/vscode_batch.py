@@ -170,6 +170,21 @@ def check(seen: dict[str, Any], model: ModelServer, hostile: ModelServer) -> Non
     assert b["undone"]["models"] == b["before"]["models"], b["undoShot"]
     assert b["undone"]["service"] == b["before"]["service"], b["undoShot"]
 
+    # Redone, then reverted as a reviewed set: one proposal per file, nothing
+    # written before the accept, on screen with its buttons; then as before.
+    assert b["redone"] == {"models": True, "service": True}, b["revertShot"]
+    assert len(b["revert"]["proposal_ids"]) == 2 and b["revert"]["refused"] == []
+    assert sorted(b["revert"]["reverted"]) == sorted(b["run"]["proposal_ids"])
+    assert b["revertPending"] == {"models": True, "service": True}
+    assert b["revertMessages"][0].startswith(
+        "Remora: 2 revert proposals (one per file, accept them together) for "
+        f"graph run {b['run']['graph_run_id']}"
+    )
+    toasts = " ".join(b["revertShot"]["notifications"])
+    assert "2 revert proposals" in toasts, b["revertShot"]
+    assert [r["applied"] for r in b["revertAccepted"]] == [True, True]
+    assert b["reverted"] == b["before"]
+
     # The checkpoint, listed and restored after the confirmation.
     assert b["checkpoint"]["checkpoint_id"] in [
         c["checkpoint_id"] for c in b["checkpoints"]

@@ -83,3 +83,26 @@ async def test_well_formed_arguments_are_answered(app):
     assert at["id"] == helper["id"]
     assert await call(app, "remora.agent.history", {"node_id": HELPER}) == []
     assert await call(app, "remora.node.events", {"node_id": helper["id"]}) == []
+
+
+async def test_the_node_graph_comes_whole_in_pages_with_containment_and_calls(app):
+    every = await call(app, "remora.nodes.search", {"limit": 10_000})
+    pages, offset = [], 0
+    while offset is not None:
+        page = await call(app, "remora.nodes.graph", {"offset": offset, "limit": 7})
+        assert page["total"] == len(every)
+        assert len(page["nodes"]) <= 7
+        pages.append(page)
+        offset = page["next_offset"]
+    nodes = [n for page in pages for n in page["nodes"]]
+    assert sorted(n["id"] for n in nodes) == sorted(n["id"] for n in every)
+    by_id = {n["id"]: n for n in nodes}
+    helper = await call(app, "remora.node.get", {"node_id": HELPER})
+    assert by_id[helper["id"]]["parent_id"] == helper["parent"]["id"]
+    assert by_id[helper["id"]]["agent_status"] == "idle"
+    calls = {tuple(c) for page in pages for c in page["calls"]}
+    for callee in helper["callees"]:
+        assert (helper["id"], callee["id"]) in calls
+    assert helper["callees"], "the fixture's helper calls order()"
+    with pytest.raises(InvalidArguments, match="limit"):
+        await call(app, "remora.nodes.graph", {"limit": 20_001})

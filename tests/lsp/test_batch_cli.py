@@ -51,6 +51,7 @@ async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
     workspace, person_files
 ):
     commit_all(workspace)
+    original = (workspace / "inventory/stock.py").read_text()
     graphs = workspace / ".remora" / "graphs"
     graphs.mkdir(parents=True)
     (graphs / "docs.yaml").write_text(yaml.safe_dump(GRAPH))
@@ -84,6 +85,18 @@ async def test_graph_checkpoint_blame_and_trailers_from_the_command_line(
             f"restored {checkpoint_id}",
             "differs from the checkpoint: inventory/stock.py",
         ]
+
+        # remora revert G: a proposal undoing the graph run, accepted by hand.
+        code, out, err = await remora(workspace, "revert", status["graph_run_id"])
+        assert code == 0, err
+        proposed, hint = out.splitlines()
+        revert_id = proposed.split()[1].rstrip(":")
+        assert proposed == f"proposed {revert_id}: review with remora diff {revert_id}"
+        assert hint == f"accept it: remora accept {revert_id}"
+        assert DOC in (workspace / "inventory/stock.py").read_text()
+        code, out, err = await remora(workspace, "accept", revert_id)
+        assert code == 0, err
+        assert (workspace / "inventory/stock.py").read_text() == original
 
 
 # ---- a server owns the project: the verbs go through its control socket ----------

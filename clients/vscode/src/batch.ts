@@ -2,7 +2,9 @@
  * Batch work in the editor: Run Graph (a quick pick of the project's graphs,
  * progress with Cancel, the run's proposals in the Proposals view at the end),
  * Graph Status, Accept All of a graph run, checkpoints (create, list, restore
- * with a confirmation naming what changes), and Toggle Blame. `registerBatch`
+ * with a confirmation naming what changes, and optionally proposing the files
+ * back), Revert Proposal / Revert Graph Run (a revert is a proposal to review),
+ * and Toggle Blame. `registerBatch`
  * wires them; the extension hands it every `remora/event`.
  *
  * Each command takes an optional argument object (so keybindings, other
@@ -27,6 +29,7 @@ import {
 } from "./batchModel";
 import { ProposalsElement, ProposalsProvider, acceptMany } from "./proposalsView";
 import { AppliedLike, GraphRunLike, graphRunProposalIds } from "./proposalsModel";
+import { RevertedLike, filesProposedMessage, interruptedOffer, refusedMessage, revertMessage } from "./revertModel";
 import { Exec, serverExec } from "./serverCommand";
 import { vscode } from "./vscodeapi";
 
@@ -59,12 +62,18 @@ export interface BatchApi {
   onEvent(event: Event): void;
   /** The last confirmation asked before a restore (the e2e checks its words). */
   lastConfirmation: string | undefined;
+  /** The last messages shown after a revert (the e2e checks their words). */
+  lastRevertMessages: string[];
+  /** The last offer to resume an interrupted graph run. */
+  lastResumeOffer: string | undefined;
 }
 
 export class Batch implements BatchApi {
   readonly proposals: ProposalsProvider;
   readonly blame: Blame;
   lastConfirmation: string | undefined;
+  lastRevertMessages: string[] = [];
+  lastResumeOffer: string | undefined;
   private readonly recent: Event[] = [];
   private readonly watchers = new Set<(event: Event) => void>();
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -80,6 +89,22 @@ export class Batch implements BatchApi {
     for (const watch of this.watchers) watch(event);
     if (PROPOSAL_EVENTS.has(event.type)) this.refreshSoon();
     if (event.type === "rewrite_applied") this.blame.refreshSoon();
+    const offer = interruptedOffer(event);
+    if (offer) {
+      this.lastResumeOffer = offer;
+      void vscode.window.showWarningMessage(offer, "Resume").then((choice) => {
+        if (choice === "Resume") void vscode.commands.executeCommand("remora.resumeGraphRun", { graph_run_id: event.graph_run_id });
+      });
+    }
+  }
+
+  /** Remora: Resume Graph Run — go on with a run a restart interrupted (same id). */
+  async resumeGraphRun(args?: Args): Promise<unknown> {
+    const id = await this.pickRun(args, "Resume which interrupted graph run?", (r) => r.status === "interrupted");
+    if (!id) return undefined;
+    const answer = await this.exec<{ graph_run_id: string }>("remora.graph.resume", { graph_run_id: id });
+    void vscode.window.showInformationMessage(`Remora: graph run ${id} goes on; the steps that had finished are not run again.`);
+    return answer;
   }
 
   private refreshSoon(): void {
@@ -246,12 +271,72 @@ export class Batch implements BatchApi {
     await this.proposals.refresh();
     this.lastConfirmation = restoreConfirmation(checkpoint, this.proposals.pending);
     // `confirmed: true` (a keybinding's or a program's argument) has already said yes.
-    const choice = args?.confirmed === true ? "Restore" : await vscode.window.showWarningMessage(this.lastConfirmation, { modal: true }, "Restore");
-    if (choice !== "Restore") return { restored: false, cancelled: true };
-    const answer = await this.exec<{ restored?: boolean; files_differing?: string[] }>("remora.checkpoint.restore", { checkpoint_id: id });
-    void vscode.window.showInformationMessage(restoredMessage(answer));
+    const withFiles = "Restore and Propose Files Back";
+    const choice =
+      args?.confirmed === true
+        ? args?.files === true
+          ? withFiles
+          : "Restore"
+        : await vscode.window.showWarningMessage(this.lastConfirmation, { modal: true }, "Restore", withFiles);
+    if (choice !== "Restore" && choice !== withFiles) return { restored: false, cancelled: true };
+    const files = choice === withFiles;
+    const answer = await this.exec<{ restored?: boolean; files_differing?: string[]; proposal_ids?: string[]; not_restored?: { path: string; reason: string }[] }>(
+      "remora.checkpoint.restore",
+      files ? { checkpoint_id: id, files: true } : { checkpoint_id: id },
+    );
+    const proposed = files ? filesProposedMessage(answer) : undefined;
+    void vscode.window.showInformationMessage(proposed ? `${restoredMessage(answer)} ${proposed}` : restoredMessage(answer));
     await this.proposals.refresh();
     return answer;
+  }
+
+  /** Remora: Revert Proposal — propose undoing an accepted proposal (given, or picked). */
+  async revertProposal(args?: Args): Promise<RevertedLike | undefined> {
+    const id = str(args, "proposal_id") ?? (await this.pickAccepted());
+    if (!id) return undefined;
+    const answer = await this.exec<RevertedLike>("remora.proposal.revert", { proposal_id: id });
+    this.tellReverted(answer, `proposal ${id}`);
+    return answer;
+  }
+
+  /** Remora: Revert Graph Run — one proposal per file undoing what the run changed. */
+  async revertGraphRun(args?: Args): Promise<RevertedLike | undefined> {
+    const id = await this.pickRun(args, "Revert which graph run?");
+    if (!id) return undefined;
+    const answer = await this.exec<RevertedLike>("remora.graph.revert", { graph_run_id: id });
+    this.tellReverted(answer, `graph run ${id}`);
+    return answer;
+  }
+
+  private async pickAccepted(): Promise<string | undefined> {
+    const accepted = await this.exec<{ id: string; node?: string | null; file_path?: string; reasoning?: string }[]>("remora.proposals.list", { status: "accepted" });
+    if (accepted.length === 0) {
+      void vscode.window.showInformationMessage("Remora: no accepted proposal to revert.");
+      return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(
+      accepted.map((p) => ({ label: p.node ?? p.file_path ?? p.id, description: p.id, detail: p.reasoning || undefined })),
+      { placeHolder: "Revert which accepted proposal?" },
+    );
+    return picked?.description;
+  }
+
+  /** Say what a revert proposed (with Show Diff / Accept) and what it refused. */
+  private tellReverted(answer: RevertedLike, what: string): void {
+    const ids = answer.proposal_ids;
+    const info = revertMessage(answer, what);
+    const warning = refusedMessage(answer);
+    this.lastRevertMessages = warning ? [info, warning] : [info];
+    void this.proposals.refresh();
+    if (warning) void vscode.window.showWarningMessage(warning);
+    if (ids.length === 0) return;
+    const accept = ids.length === 1 ? "Accept" : "Accept All";
+    // Not awaited: the command answers now; the buttons act when clicked.
+    void vscode.window.showInformationMessage(info, "Show Diff", accept).then((choice) => {
+      if (choice === "Show Diff") void vscode.commands.executeCommand("remora.showDiff", { proposal_id: ids[0] });
+      else if (choice === "Accept") void vscode.commands.executeCommand("remora.acceptProposal", { proposal_id: ids[0] });
+      else if (choice === accept) void acceptMany(this.exec, ids).then(() => this.proposals.refresh());
+    });
   }
 
   dispose(): void {
@@ -285,6 +370,9 @@ export function registerBatch(context: vscode.ExtensionContext, server: ServerMa
   add("remora.createCheckpoint", (a) => batch.createCheckpoint(a));
   add("remora.listCheckpoints", (a) => batch.listCheckpoints(a));
   add("remora.restoreCheckpoint", (a) => batch.restoreCheckpoint(a));
+  add("remora.revertProposal", (a) => batch.revertProposal(a));
+  add("remora.revertGraphRun", (a) => batch.revertGraphRun(a));
+  add("remora.resumeGraphRun", (a) => batch.resumeGraphRun(a));
   add("remora.toggleBlame", (a) => batch.blame.toggle(typeof a?.enabled === "boolean" ? a.enabled : undefined));
   add("remora.refreshProposals", () => batch.proposals.refresh());
   context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => batch.proposals.updateStatus()));

@@ -6,7 +6,7 @@
  * (`remora.showHistory {node_id}`). Refreshed when the file changes, another
  * editor shows, or a proposal is accepted.
  */
-import { BlameLines, HISTORY_COMMAND, annotation, blameLines, hoverMarkdown } from "./blameModel";
+import { BlameLines, HISTORY_COMMAND, REVERT_COMMAND, annotation, blameLines, hoverMarkdown } from "./blameModel";
 import type { Exec } from "./serverCommand";
 import { vscode } from "./vscodeapi";
 
@@ -87,7 +87,7 @@ export class Blame implements vscode.Disposable {
       if (span.start >= editor.document.lineCount) continue;
       const name = await this.nodeName(span.agentId);
       const hover = new vscode.MarkdownString(hoverMarkdown(span, name, now));
-      hover.isTrusted = { enabledCommands: [HISTORY_COMMAND] };
+      hover.isTrusted = { enabledCommands: [HISTORY_COMMAND, REVERT_COMMAND] };
       const last = Math.min(span.end, editor.document.lineCount - 1);
       // The hover is on the lines' text (a whole-line decoration's range still decides where it hovers).
       bars.push({ range: new vscode.Range(span.start, 0, last, editor.document.lineAt(last).range.end.character), hoverMessage: hover });

@@ -53,11 +53,14 @@ export function annotation(lines: BlameLines, nodeName: string | undefined, nowS
 }
 
 export const HISTORY_COMMAND = "remora.showHistory";
+export const REVERT_COMMAND = "remora.revertProposal";
 
-/** The hover on attributed lines: which node's agent, which proposal, when, and its conversation. */
+/** The hover on attributed lines: which node's agent, which proposal, when, its conversation, and a way back. */
 export function hoverMarkdown(lines: BlameLines, nodeName: string | undefined, nowSeconds: number): string {
   const when = new Date(lines.acceptedAt * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
   const link = `command:${HISTORY_COMMAND}?${encodeURIComponent(JSON.stringify([{ node_id: lines.agentId }]))}`;
+  // A revert is a proposal to review: nothing is written by clicking it.
+  const revert = `command:${REVERT_COMMAND}?${encodeURIComponent(JSON.stringify([{ proposal_id: lines.proposalId }]))}`;
   const who = nodeName ? `\`${nodeName}\`'s agent (\`${lines.agentId}\`)` : `agent \`${lines.agentId}\``;
   const span = lines.start === lines.end ? `Line ${lines.start + 1}` : `Lines ${lines.start + 1}–${lines.end + 1}`;
   return [
@@ -65,6 +68,6 @@ export function hoverMarkdown(lines: BlameLines, nodeName: string | undefined, n
     "",
     `Proposal \`${lines.proposalId}\`, accepted ${when} (${ago(lines.acceptedAt, nowSeconds)}).`,
     "",
-    `[Show the conversation](${link})`,
+    `[Show the conversation](${link}) · [Revert…](${revert})`,
   ].join("\n");
 }

@@ -185,6 +185,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
         case "reject":
           await vscode.commands.executeCommand("remora.rejectProposal", { proposal_id: message.proposal });
           return;
+        case "revert":
+          await vscode.commands.executeCommand("remora.revertProposal", { proposal_id: message.proposal });
+          return;
         case "diff":
           await vscode.commands.executeCommand("remora.showDiff", { proposal_id: message.proposal });
           return;

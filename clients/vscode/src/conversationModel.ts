@@ -289,6 +289,7 @@ function entryHtml(conv: Conversation, entry: Entry, agentName: string): string 
     const status = conv.proposalStatus(id);
     const actions = [button("diff", "Diff", { proposal: id })];
     if (status === "pending") actions.unshift(button("accept", "Accept", { proposal: id }, true), button("reject", "Reject…", { proposal: id }));
+    if (status === "accepted") actions.push(button("revert", "Revert…", { proposal: id }));
     body = `<div class="proposal-head"><code>${escapeHtml(id)}</code> <span class="status status-${attr(status)}">${escapeHtml(status)}</span></div>`
       + diffHtml(entry.text) + checksHtml(conv.checksOf(id)) + `<div class="actions">${actions.join("")}</div>`;
   } else if (entry.kind === "question") {

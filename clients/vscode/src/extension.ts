@@ -71,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
     vscode.commands.registerCommand("remora.runs.refresh", guarded(() => runsView.refresh())),
     vscode.commands.registerCommand("remora.runs.cancel", guarded((arg) => runsView.cancel(arg))),
     vscode.commands.registerCommand("remora.runs.answer", guarded((arg) => runsView.answer(arg))),
+    vscode.commands.registerCommand("remora.runs.retry", guarded((arg) => runsView.retry(arg))),
   );
 
   let pending = 0;

@@ -135,5 +135,7 @@ export function runIcon(row: RunRow): [string, string | undefined] {
 /** What the item's context menu may offer (`package.json` `when` clauses). */
 export function runContext(row: RunRow): string {
   if (!row.id) return "run-queued-anonymous";
+  // An interrupted run can be retried (`remora.agent.retry`): its own context.
+  if (row.status === "interrupted") return "run-interrupted";
   return `run-${groupOf(row) === "recent" ? "ended" : row.status}`;
 }

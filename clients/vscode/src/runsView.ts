@@ -116,6 +116,16 @@ export class RunsView implements vscode.TreeDataProvider<Element>, vscode.Dispos
     return answer;
   }
 
+  /** Run again a run a restart interrupted (same trigger, same message). */
+  async retry(arg?: RunRow | { run_id?: string }): Promise<unknown> {
+    const runId = arg && "run_id" in arg ? arg.run_id : arg && "id" in arg ? arg.id : undefined;
+    if (!runId) return undefined;
+    const answer = await this.exec<{ run_id: string }>("remora.agent.retry", { run_id: runId });
+    void vscode.window.showInformationMessage(`Remora: run ${runId} retried as ${answer.run_id}.`);
+    await this.refresh();
+    return answer;
+  }
+
   /** Show the question a waiting run asks and send the person's answer. */
   async answer(arg?: RunRow | { run_id?: string; answer?: string }): Promise<unknown> {
     const runId = arg && "run_id" in arg ? arg.run_id : arg && "id" in arg ? arg.id : undefined;

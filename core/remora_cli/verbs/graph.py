@@ -1,10 +1,13 @@
-"""``remora graph run FILE|NAME [--wait]`` / ``status G`` / ``cancel G``.
+"""``remora graph run FILE|NAME [--wait]`` / ``status G`` / ``cancel G`` /
+``resume G [--wait]``.
 
 ``run`` takes a graph file (YAML, the format of DESIGN §10) or the name of one
 under ``.remora/graphs``. Without ``--wait`` it prints the graph run id (the
 server runs it); with ``--wait`` — and always when no server runs, since the
 graph then lives in this process — it waits for the end and prints the
-outcome per step and node.
+outcome per step and node. ``resume`` goes on with a run a restart
+interrupted (same id; the steps that had finished are not run again), and
+waits the same way.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ from remora_cli import output
 log = logging.getLogger(__name__)
 
 NAME = "graph"
-HELP = "run a batch graph, or show / cancel a graph run"
+HELP = "run a batch graph, or show / cancel / resume a graph run"
 POLL_S = 0.5
 
 
 def add_arguments(parser) -> None:
-    """``run FILE|NAME [--wait]``, ``status G``, ``cancel G``."""
-    parser.add_argument("action", choices=["run", "status", "cancel"])
+    """``run FILE|NAME [--wait]``, ``status G``, ``cancel G``, ``resume G``."""
+    parser.add_argument("action", choices=["run", "status", "cancel", "resume"])
     parser.add_argument("target", metavar="FILE|NAME|G")
     parser.add_argument("--wait", "-w", action="store_true", help="wait for the end")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S")
@@ -64,12 +67,17 @@ async def run(args, backend) -> int:
         return 0
     if args.action == "status":
         return _show(args, await _status(backend, args.target))
-    try:
-        graph = _graph(args.target)
-    except NotAGraph as problem:
-        output.tell(f"remora: {problem}")
-        return 2  # usage: the file given is not a graph
-    started = await backend.call("remora.graph.run", {"graph": graph})
+    if args.action == "resume":
+        started = await backend.call(
+            "remora.graph.resume", {"graph_run_id": args.target}
+        )
+    else:
+        try:
+            graph = _graph(args.target)
+        except NotAGraph as problem:
+            output.tell(f"remora: {problem}")
+            return 2  # usage: the file given is not a graph
+        started = await backend.call("remora.graph.run", {"graph": graph})
     graph_run_id = started["graph_run_id"]
     if not args.wait and backend.via == "server":
         output.emit_json(started) if args.json else output.say(graph_run_id)

@@ -8,6 +8,12 @@ is installed (the LSP adapter shows ``window/showMessageRequest`` or sends
 ``remora/askUser``); a presenter that gets no answer leaves the question
 pending. The wait ends with ``agent_resumed`` whose ``outcome`` says whether it
 was answered, timed out or was cancelled.
+
+Questions an earlier process asked and nobody answered (it died first) are
+*kept* (:meth:`Questions.keep`, found by ``resuming.unanswered`` at start):
+waiting again, asked again through the editor (:meth:`Questions.ask_again`);
+their answer goes to :attr:`Questions.resume`, which runs the agent again
+with it (``resuming.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +60,13 @@ class Questions:
         self.timeout_s = timeout_s
         self.presenter: Presenter | None = None
         self.pending: dict[str, tuple[Question, asyncio.Future[str]]] = {}
+        self.kept: dict[str, Question] = {}
+        """Questions of an earlier process nobody answered: waiting again."""
+        self.resume: Callable[[Question, str], object] | None = None
+        """What an answer to a kept question does (resumes its agent)."""
+        self.closing = False
+        """The server is stopping: a question cancelled now is not answered
+        (no ``agent_resumed``), so the next start asks it again."""
 
     async def ask(self, turn: Turn, question: str, options: tuple[str, ...]) -> str:
         """Ask, wait for the answer; :class:`QuestionTimedOut` if none comes."""
@@ -91,17 +104,20 @@ class Questions:
         finally:
             shown.cancel()
             self.pending.pop(asked.id, None)
-            turn.swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
-            await asyncio.shield(
-                turn.emit(
-                    AgentResumed(
-                        agent_id=turn.agent_id,
-                        question_id=asked.id,
-                        answer=text,
-                        outcome=outcome,
+            # A stop leaves it unanswered: the next start asks it again
+            # (``resuming.unanswered``).
+            if not (outcome == "cancelled" and self.closing):
+                turn.swarm.set_agent_status(turn.agent_id, AgentStatus.RUNNING)
+                await asyncio.shield(
+                    turn.emit(
+                        AgentResumed(
+                            agent_id=turn.agent_id,
+                            question_id=asked.id,
+                            answer=text,
+                            outcome=outcome,
+                        )
                     )
                 )
-            )
 
     async def _present(self, question: Question) -> None:
         if self.presenter is None:
@@ -116,11 +132,18 @@ class Questions:
 
     def waiting(self, question_id: str) -> bool:
         """Whether the question is asked and not answered yet."""
+        if question_id in self.kept:
+            return True
         entry = self.pending.get(question_id)
         return entry is not None and not entry[1].done()
 
     def respond(self, question_id: str, answer: str) -> bool:
         """Answer a pending question; False if there is no such question."""
+        kept = self.kept.get(question_id)
+        if kept is not None and self.resume is not None:
+            del self.kept[question_id]
+            self.resume(kept, answer)
+            return True
         entry = self.pending.get(question_id)
         if entry is None or entry[1].done():
             return False
@@ -128,5 +151,24 @@ class Questions:
         return True
 
     def for_run(self, run_id: str) -> list[Question]:
-        """Questions a run is waiting on."""
-        return [q for q, _ in self.pending.values() if q.run_id == run_id]
+        """Questions a run is waiting on (kept ones included)."""
+        asked = [q for q, _ in self.pending.values() if q.run_id == run_id]
+        return asked + [q for q in self.kept.values() if q.run_id == run_id]
+
+    def keep(self, questions: list[Question]) -> None:
+        """Take up questions an earlier process asked: waiting again."""
+        for question in questions:
+            self.kept[question.id] = question
+
+    def drop_kept(self, run_id: str) -> list[Question]:
+        """Stop waiting on the kept questions of ``run_id``; them."""
+        dropped = [q for q in self.kept.values() if q.run_id == run_id]
+        for question in dropped:
+            del self.kept[question.id]
+        return dropped
+
+    async def ask_again(self) -> None:
+        """Ask the kept questions through the editor (all at once: a person
+        may answer them in any order).
+        """
+        await asyncio.gather(*(self._present(q) for q in list(self.kept.values())))

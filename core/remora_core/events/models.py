@@ -338,6 +338,11 @@ class GraphStarted(BaseEvent, frozen=True):
     targets: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Step id → the nodes it runs on: what ``remora.graph.status`` shows of a
     past run (empty in events from before it was recorded)."""
+    spec: dict[str, Any] | None = None
+    """The graph as it was checked (``GraphSpec``): what resuming the run
+    needs (None in events from before it was recorded)."""
+    resumed: bool = False
+    """True: an interrupted run going on (``remora.graph.resume``), same id."""
 
 
 class GraphStepFinished(BaseEvent, frozen=True):

@@ -84,6 +84,14 @@ async def agent_respond(app: RemoraApp, a: RespondArgs, door: Door) -> Any:
     return {"ok": app.runs.respond(a.question_id, a.answer)}
 
 
+@command("remora.agent.retry", CancelArgs, answers.RunId, Route.RUN)
+async def agent_retry(app: RemoraApp, a: CancelArgs, door: Door) -> Any:
+    """Run again a run a restart interrupted: the same trigger, the same
+    message; the new run's id.
+    """
+    return {"run_id": await app.runs.retry(a.run_id)}
+
+
 @command("remora.agent.forget", NodeArgs, answers.Ok, Route.NODE)
 async def agent_forget(app: RemoraApp, a: NodeArgs, door: Door) -> Any:
     """Clear the agent's chat history, key-value memory and overlay."""
@@ -114,6 +122,7 @@ AGENT_COMMANDS = [
     agent_run,
     agent_cancel,
     agent_respond,
+    agent_retry,
     agent_forget,
     agent_history,
     runs_list,

@@ -33,6 +33,26 @@ class NodeMatch(NodeRef):
     agent_status: str
 
 
+class GraphNode(NodeMatch):
+    """A node of the project graph: its agent's status and its container."""
+
+    parent_id: str | None
+    """The node that contains it (a file contains classes and functions)."""
+
+
+class NodeGraphPage(TypedDict):
+    """A page of the project's node graph."""
+
+    nodes: list[GraphNode]
+    """Active nodes, by file path and line."""
+    calls: list[list[str]]
+    """``[caller id, callee id]``: the calls made by this page's nodes."""
+    total: int
+    """How many active nodes the project has."""
+    next_offset: int | None
+    """The ``offset`` of the next page (None: this was the last)."""
+
+
 class Party(TypedDict):
     """Another agent in a conversation."""
 
@@ -56,7 +76,7 @@ class ProposalJson(TypedDict):
     id: str
     node_id: str
     run_id: str | None
-    kind: Literal["rewrite", "new_node"]
+    kind: Literal["rewrite", "new_node", "revert"]
     file_path: str
     base_version: int | None
     base_hash: str
@@ -304,6 +324,14 @@ Trigger = TypedDict(
 in words, a custom one's id)."""
 
 
+class KeptQuestion(TypedDict):
+    """A question asked before a restart, waiting again."""
+
+    question_id: str
+    question: str
+    options: list[str]
+
+
 class RunRow(TypedDict):
     """One run: queued, running, waiting for the person, or ended."""
 
@@ -323,6 +351,9 @@ class RunRow(TypedDict):
     """``limit_reached`` when a token budget stopped the run."""
     usage: NotRequired[RunUsage]
     """What the run cost (not for a queued one)."""
+    question: NotRequired[KeptQuestion]
+    """A ``waiting`` run interrupted by a restart: the question it waits on
+    (answer it with ``remora.agent.respond``)."""
 
 
 class NodeSource(TypedDict):
@@ -402,11 +433,23 @@ class CheckpointRow(TypedDict):
     git_head: str | None
 
 
+class NotRestored(TypedDict):
+    """A file a checkpoint restore does not propose back, and why."""
+
+    path: str
+    reason: str
+
+
 class Restored(TypedDict):
     """Agents' state is back; which project files differ from then."""
 
     restored: bool
     files_differing: list[str]
+    proposal_ids: NotRequired[list[str]]
+    """With ``files``: the proposals putting files back as they were (accept
+    them together with ``remora.proposals.accept``)."""
+    not_restored: NotRequired[list[NotRestored]]
+    """With ``files``: differing files no proposal puts back, and why."""
 
 
 class Point(TypedDict):
@@ -487,3 +530,25 @@ class Muted(TypedDict):
     node_id: str
     muted: bool
     changed: bool
+
+
+class RefusedLines(TypedDict):
+    """Lines a revert leaves as they are: edited after the accept."""
+
+    proposal_id: str
+    path: str
+    first_line: int
+    """1-based, inclusive."""
+    last_line: int
+    reason: str
+
+
+class Reverted(TypedDict):
+    """Proposals undoing accepted ones (one per file), to review and accept."""
+
+    proposal_ids: list[str]
+    """The revert proposals; several are accepted together with
+    ``remora.proposals.accept``. Empty when every part was refused."""
+    reverted: list[str]
+    """The accepted proposals they undo."""
+    refused: list[RefusedLines]

@@ -48,6 +48,7 @@ from remora_core.front.documents import Documents, Files
 from remora_core.front.history import History
 from remora_core.front.nodes import Nodes
 from remora_core.front.proposals import Proposals
+from remora_core.front.reverts import Reverts
 from remora_core.front.runs import Runs
 from remora_core.front.startup import Startup
 from remora_core.front.trust import TrustFacade
@@ -118,6 +119,7 @@ class RemoraApp:
         self.files = Files(index, self._disk)
         self.runs = Runs(startup, self.nodes)
         self.proposals = Proposals(index, self._disk, startup, editor)
+        self.reverts = Reverts(startup, self.proposals)
         self.history = History(startup)
         self.attribution = Attribution(index, startup)
         self.graphs = Graphs(startup)

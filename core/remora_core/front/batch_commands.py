@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from remora_core.front import answers
 from remora_core.front.arguments import (
@@ -56,6 +56,16 @@ class CheckpointArgs(Arguments):
     checkpoint_id: CheckpointIdField
 
 
+class RestoreArgs(CheckpointArgs):
+    """A checkpoint, and whether to propose its files back too."""
+
+    files: StrictBool = Field(
+        default=False,
+        description="true: also propose each file that differs back to its "
+        "content at the checkpoint (revert proposals, reviewed as usual)",
+    )
+
+
 @command("remora.graph.run", GraphRunArgs, answers.GraphRunId, Route.WORKSPACE)
 async def graph_run(app: RemoraApp, a: GraphRunArgs, door: Door) -> Any:
     """Start a batch graph; a graph that cannot run lists every problem and
@@ -86,6 +96,14 @@ async def graph_status(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
     return await app.graphs.status(a.graph_run_id)
 
 
+@command("remora.graph.resume", GraphRunIdArgs, answers.GraphRunId, Route.GRAPH_RUN)
+async def graph_resume(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
+    """Go on with a graph run a restart interrupted (same id): finished steps
+    are skipped (their proposals stay), the others run.
+    """
+    return {"graph_run_id": await app.graphs.resume(a.graph_run_id)}
+
+
 @command("remora.graph.cancel", GraphRunIdArgs, answers.Cancelled, Route.GRAPH_RUN)
 async def graph_cancel(app: RemoraApp, a: GraphRunIdArgs, door: Door) -> Any:
     """Cancel a graph run as a whole."""
@@ -104,10 +122,16 @@ async def checkpoint_list(app: RemoraApp, a: Empty, door: Door) -> Any:
     return await app.checkpoints.list()
 
 
-@command("remora.checkpoint.restore", CheckpointArgs, answers.Restored, Route.WORKSPACE)
-async def checkpoint_restore(app: RemoraApp, a: CheckpointArgs, door: Door) -> Any:
-    """Bring agents' state back (never project files); which files differ."""
-    return await app.checkpoints.restore(a.checkpoint_id)
+@command("remora.checkpoint.restore", RestoreArgs, answers.Restored, Route.WORKSPACE)
+async def checkpoint_restore(app: RemoraApp, a: RestoreArgs, door: Door) -> Any:
+    """Bring agents' state back; which files differ. With ``files``, propose
+    those files back as they were (nothing is written before a person
+    accepts).
+    """
+    restored = await app.checkpoints.restore(a.checkpoint_id)
+    if a.files:
+        restored.update(await app.reverts.checkpoint(a.checkpoint_id))
+    return restored
 
 
 @command(
@@ -145,6 +169,7 @@ BATCH_COMMANDS = [
     graphs_list,
     graph_runs,
     graph_status,
+    graph_resume,
     graph_cancel,
     checkpoint_create,
     checkpoint_list,

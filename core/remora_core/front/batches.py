@@ -65,6 +65,22 @@ class Graphs:
             raise NotFound(f"no graph run {graph_run_id}")
         return found
 
+    async def resume(self, graph_run_id: str) -> str:
+        """Go on with a run a restart interrupted, under the same id: steps
+        that finished are not run again.
+        """
+        parts = await self._startup.parts()
+        self._startup.ensure_owner("run graphs")
+        if await parts.graphs.status(graph_run_id) is None:
+            raise NotFound(f"no graph run {graph_run_id}")
+        try:
+            run = await parts.graphs.resume(graph_run_id)
+        except ValueError as problem:
+            raise InvalidArguments(
+                f"graph run {graph_run_id} cannot go on: {problem}"
+            ) from None
+        return run.id
+
     def knows(self, graph_run_id: str) -> bool:
         """Whether ``graph_run_id`` runs in this process."""
         parts = self._startup.now()

@@ -12,6 +12,7 @@ listed below; it reaches every door without touching them.
 - :mod:`.agent_commands` — chat, run, cancel, answer, forget; conversations
   and runs;
 - :mod:`.proposal_commands` — accept (one or several), reject, diff, list;
+- :mod:`.revert_commands` — revert a proposal, a graph run;
 - :mod:`.batch_commands` — graph runs, checkpoints, attribution;
 - :mod:`.trust_commands` — whether a repository is trusted;
 - :mod:`.cost_commands` — what agents' runs cost;
@@ -33,6 +34,7 @@ from remora_core.front.cost_commands import COST_COMMANDS
 from remora_core.front.errors import InvalidArguments
 from remora_core.front.node_commands import NODE_COMMANDS
 from remora_core.front.proposal_commands import PROPOSAL_COMMANDS
+from remora_core.front.revert_commands import REVERT_COMMANDS
 from remora_core.front.table import Command, Door, parse
 from remora_core.front.trust_commands import TRUST_COMMANDS
 from remora_core.front.wake_commands import WAKE_COMMANDS
@@ -48,6 +50,7 @@ COMMANDS: dict[str, Command] = {
         *NODE_COMMANDS,
         *AGENT_COMMANDS,
         *PROPOSAL_COMMANDS,
+        *REVERT_COMMANDS,
         *BATCH_COMMANDS,
         *TRUST_COMMANDS,
         *COST_COMMANDS,

@@ -45,6 +45,13 @@ class SearchArgs(Arguments):
     limit: int = limit_field(50, 10_000)
 
 
+class GraphPageArgs(Arguments):
+    """A page of the node graph: where it starts and how many nodes."""
+
+    offset: int = Field(default=0, ge=0, strict=True, description="nodes to skip")
+    limit: int = limit_field(5000, 20_000)
+
+
 class EventsArgs(Arguments):
     """Which events: after a seq, of a node, a run or a type."""
 
@@ -112,6 +119,14 @@ async def nodes_search(app: RemoraApp, a: SearchArgs, door: Door) -> Any:
     return [app.nodes.ref(node) for node in app.nodes.search(a.query, a.limit)]
 
 
+@command("remora.nodes.graph", GraphPageArgs, answers.NodeGraphPage, Route.WORKSPACE)
+async def nodes_graph(app: RemoraApp, a: GraphPageArgs, door: Door) -> Any:
+    """The project's node graph a page at a time: active nodes with their
+    agents' status and container (containment), and the calls between them.
+    """
+    return app.nodes.graph_page(a.offset, a.limit)
+
+
 @command("remora.events.list", EventsArgs, list[answers.EventJson], Route.WORKSPACE)
 async def events_list(app: RemoraApp, a: EventsArgs, door: Door) -> Any:
     """Events, oldest first: the last ``limit`` matching, or those after
@@ -140,6 +155,7 @@ NODE_COMMANDS = [
     node_at,
     node_events,
     nodes_search,
+    nodes_graph,
     events_list,
     events_last_seq,
 ]

@@ -161,6 +161,30 @@ class Nodes:
         )
         return answer
 
+    def graph_page(self, offset: int, limit: int) -> dict[str, Any]:
+        """Active nodes ``offset`` to ``offset + limit`` (by file path and line)
+        with their container and the calls they make to active nodes.
+
+        Sorted afresh per page: nodes added between pages may shift a few rows
+        (a live view refreshes them from events anyway).
+        """
+        graph = self._index.graph
+        ordered = sorted(
+            graph.active(), key=lambda n: (n.file_path, n.span.start_byte, n.id)
+        )
+        page = ordered[offset : offset + limit]
+        nodes = [{**self.ref(n), "parent_id": n.parent_id} for n in page]
+        calls = [
+            [node.id, callee.id] for node in page for callee in graph.callees(node.id)
+        ]
+        end = offset + len(page)
+        return {
+            "nodes": nodes,
+            "calls": calls,
+            "total": len(ordered),
+            "next_offset": end if end < len(ordered) else None,
+        }
+
     def ref(self, node: CodeNode) -> dict[str, Any]:
         """A short reference to ``node`` with its agent status."""
         return {**node_ref(node), "agent_status": node.agent_status.value}

@@ -131,7 +131,9 @@ class Proposals:
                 added += 1
             elif line.startswith("-") and not line.startswith("---"):
                 removed += 1
-        what = "new definition" if proposal.kind == "new_node" else "rewrite"
+        what = {"new_node": "new definition", "revert": "revert"}.get(
+            proposal.kind, "rewrite"
+        )
         reason = (
             proposal.reasoning.strip().splitlines()[0] if proposal.reasoning else ""
         )
@@ -240,6 +242,8 @@ class Proposals:
             raise InvalidArguments(
                 f"proposal {proposal.id} is already {proposal.status}"
             )
+        if proposal.kind == "revert":  # no agent made it: none tries again
+            retry, feedback = False, feedback or ""
         if feedback is None:
             feedback = await self._ask_feedback(proposal, editor or self.editor)
         try:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.agents.resuming import CannotRetry, UnknownRun, retry, withdraw
 from remora_core.events.models import HumanChat
+from remora_core.front.errors import InvalidArguments, NotFound
+from remora_core.model import AgentStatus
 from remora_core.store.runs import RUN_ENDS
 from remora_core.swarm.run_list import STORED_STATUS, list_runs
 from remora_core.swarm.run_list import RunStatus as ShownRunStatus
@@ -53,9 +56,19 @@ class Runs:
         return await self.chat(node_ref, instruction.strip() or DEFAULT_INSTRUCTION)
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a run in flight; whether there was one to cancel."""
+        """Cancel a run in flight, or one waiting again on a question asked
+        before a restart (the question is withdrawn); whether there was one.
+        """
         parts = self._startup.now()
-        return parts is not None and parts.swarm.runner.cancel_run(run_id)
+        if parts is None:
+            return False
+        kept = parts.agents.services.questions.drop_kept(run_id)
+        for question in kept:
+            parts.swarm.set_agent_status(question.agent_id, AgentStatus.IDLE)
+            parts.index.tasks.spawn(
+                withdraw(parts.swarm, question), name="withdraw a question"
+            )
+        return parts.swarm.runner.cancel_run(run_id) or bool(kept)
 
     def is_running(self, run_id: str) -> bool:
         """Whether ``run_id`` is in flight (or reserved) here."""
@@ -92,4 +105,30 @@ class Runs:
     ) -> list[dict[str, Any]]:
         """Queued runs, then recorded ones newest first (``swarm/run_list.py``)."""
         parts = await self._startup.parts()
-        return await list_runs(parts.swarm, status=status, node_id=node_id, limit=limit)
+        kept = {
+            q.run_id: {
+                "question_id": q.id,
+                "question": q.question,
+                "options": list(q.options),
+            }
+            for q in parts.agents.services.questions.kept.values()
+        }
+        return await list_runs(
+            parts.swarm, status=status, node_id=node_id, limit=limit, kept=kept
+        )
+
+    async def retry(self, run_id: str) -> str:
+        """Run a run a restart interrupted again (same trigger, same message);
+        the new run's id. Its unanswered question, if any, is withdrawn.
+        """
+        parts = await self._startup.parts()
+        self._startup.ensure_owner("run agents")
+        try:
+            new_run = await retry(parts.swarm, run_id)
+        except UnknownRun as problem:
+            raise NotFound(str(problem)) from None
+        except CannotRetry as problem:
+            raise InvalidArguments(str(problem)) from None
+        for question in parts.agents.services.questions.drop_kept(run_id):
+            await withdraw(parts.swarm, question)  # the retry asks anew
+        return new_run

@@ -49,7 +49,7 @@ class Route(StrEnum):
     PROPOSAL = "proposal"
     """The project that has the proposal(s) ``proposal_id(s)`` name."""
     RUN = "run"
-    """The project running ``run_id`` (else the first: nothing to do)."""
+    """The project running ``run_id``, else the first whose store knows it."""
     QUESTION = "question"
     """The project whose agent asked ``question_id`` (else the first)."""
     GRAPH_RUN = "graph_run"

@@ -23,7 +23,9 @@ same before and after a restart.
 
 After a crash, :meth:`GraphEngine.recover` announces each graph run that never
 completed as ``interrupted``, with the nodes that had finished; nothing is run
-again unless a person asks.
+again unless a person asks: :meth:`GraphEngine.resume` (``remora.graph.resume``)
+then goes on under the same id from the graph its ``graph_started`` recorded —
+steps that finished are skipped (their proposals stay), the others run.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import logging
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from remora_core.events.models import (
     GraphCompleted,
@@ -41,8 +43,14 @@ from remora_core.events.models import (
     GraphStepFinished,
     HumanChat,
 )
-from remora_core.graphs.spec import GraphPlan, Step
-from remora_core.graphs.story import correlation_of, finished_steps, status_of
+from remora_core.graphs.spec import GraphPlan, GraphSpec, Step, resumed_plan
+from remora_core.graphs.story import (
+    MAX_STORY,
+    correlation_of,
+    finished_steps,
+    resumable,
+    status_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -156,6 +164,14 @@ class GraphEngine:
         self.runs[run.id] = run
         if self.checkpoint is not None:
             await self.checkpoint(f"before graph {plan.spec.name} ({run.id})")
+        await self._begin(run)
+        return run
+
+    async def _begin(self, run: GraphRun, *, resumed: bool = False) -> None:
+        """Announce ``run`` (with its spec, to go on after an interruption)
+        and start it.
+        """
+        plan = run.plan
         await self.swarm.emit(
             GraphStarted(
                 graph_run_id=run.id,
@@ -163,10 +179,38 @@ class GraphEngine:
                 steps=plan.order,
                 node_count=len(plan.nodes),
                 targets=plan.targets(),
+                spec=plan.spec.model_dump(mode="json"),
+                resumed=resumed,
                 correlation_id=run.correlation_id,
             )
         )
         run.task = asyncio.ensure_future(self._run(run))
+
+    async def resume(self, graph_run_id: str) -> GraphRun:
+        """Go on with a run a crash interrupted, under the same id: steps that
+        finished are not run again (their proposals stay), those in flight and
+        not begun run now. ValueError saying why a run cannot go on.
+        """
+        if graph_run_id in self.runs:
+            raise ValueError(f"graph run {graph_run_id} is running")
+        story = await self.swarm.events.for_correlation(
+            correlation_of(graph_run_id), MAX_STORY
+        )
+        begun, outcomes, proposals = resumable(story)
+        if begun.get("spec") is None:
+            raise ValueError(
+                "it was started before graph runs recorded their graph: run "
+                "the graph again"
+            )
+        plan = resumed_plan(GraphSpec.model_validate(begun["spec"]), begun["targets"])
+        run = GraphRun(
+            id=graph_run_id,
+            plan=plan,
+            outcomes=cast("dict[tuple[str, str], StepOutcome]", outcomes),
+            proposals=proposals,
+        )
+        self.runs[run.id] = run
+        await self._begin(run, resumed=True)
         return run
 
     def cancel(self, graph_run_id: str) -> bool:
@@ -237,6 +281,10 @@ class GraphEngine:
             failed = False
             for step in steps:
                 last = step is steps[-1]
+                before = run.outcomes.get((step.id, node))
+                if before is not None:  # finished before an interruption
+                    failed = failed or before == "failed"
+                    continue
                 if failed and run.plan.spec.error_policy == "skip_downstream":
                     await self._finished(
                         run, step, node, ("skipped", "an earlier step failed"), last
@@ -359,11 +407,19 @@ class GraphEngine:
         events = self.swarm.events
         started = await events.of_type("graph_started", limit=200)
         ended = await events.of_type("graph_completed", limit=400)
-        done = {s.event.__dict__["graph_run_id"] for s in ended}
+        # Ended after its (last) start: a resumed run starts again.
+        last_end: dict[str, int] = {}
+        for stored in ended:
+            graph_run_id = stored.event.__dict__["graph_run_id"]
+            last_end[graph_run_id] = max(last_end.get(graph_run_id, 0), stored.seq)
         interrupted = []
         for stored in started:
             graph_run_id = stored.event.__dict__["graph_run_id"]
-            if graph_run_id in done or graph_run_id in self.runs:
+            if (
+                last_end.get(graph_run_id, -1) > stored.seq
+                or graph_run_id in self.runs
+                or graph_run_id in interrupted
+            ):
                 continue
             story = await events.for_correlation(stored.event.correlation_id, 100_000)
             counts, finished = finished_steps(story)

@@ -120,6 +120,10 @@ class Graphs:
         """
         return await self.engine.status(graph_run_id)
 
+    async def resume(self, graph_run_id: str) -> GraphRun:
+        """Go on with an interrupted run (ValueError saying why not)."""
+        return await self.engine.resume(graph_run_id)
+
     def knows(self, graph_run_id: str) -> bool:
         """Whether ``graph_run_id`` is a run of this process."""
         return graph_run_id in self.engine.runs

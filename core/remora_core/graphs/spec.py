@@ -256,3 +256,18 @@ def plan_graph(
     return GraphPlan(
         spec, tuple(order), {node: tuple(s) for node, s in per_node.items()}
     )
+
+
+def resumed_plan(spec: GraphSpec, targets: dict[str, Any]) -> GraphPlan:
+    """The plan of a run going on: ``spec``'s steps on the nodes the run
+    recorded for each (``graph_started.targets``), not matched again.
+    """
+    order = step_order(spec)
+    steps = {step.id: step for step in spec.steps}
+    per_node: dict[str, list[Step]] = {}
+    for step_id in order:
+        for node_id in targets.get(step_id, ()):
+            per_node.setdefault(node_id, []).append(steps[step_id])
+    return GraphPlan(
+        spec, tuple(order), {node: tuple(s) for node, s in per_node.items()}
+    )

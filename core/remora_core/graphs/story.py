@@ -73,6 +73,8 @@ async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | N
                 proposals[fields["node_id"]] = fields["proposal_id"]
         elif item.event.type == "graph_completed":
             status = fields["outcome"]
+        elif item.event.type == "graph_started":
+            status = "running"  # begun, or resumed after an interruption
     targets: dict[str, tuple[str, ...]] = dict(begun["targets"])
     for step, node in outcomes:  # a log from before targets were recorded
         if node not in targets.setdefault(step, ()):
@@ -97,13 +99,46 @@ async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | N
     }
 
 
+def resumable(
+    story: list[StoredEvent],
+) -> tuple[dict[str, Any], dict[tuple[str, str], str], dict[str, str]]:
+    """What an interrupted run's log holds to go on: its first
+    ``graph_started``'s fields, the outcome of each (step, node) that finished
+    and each node's latest proposal. ValueError saying why it cannot go on.
+    """
+    begun = [s.event.__dict__ for s in story if s.event.type == "graph_started"]
+    if not begun:
+        raise ValueError("the log holds no start of it")
+    status = "running"
+    outcomes: dict[tuple[str, str], str] = {}
+    proposals: dict[str, str] = {}
+    for item in story:
+        fields = item.event.__dict__
+        if item.event.type == "graph_step_finished":
+            outcomes[(fields["step"], fields["node_id"])] = fields["outcome"]
+            if fields["proposal_id"]:
+                proposals[fields["node_id"]] = fields["proposal_id"]
+        elif item.event.type == "graph_completed":
+            status = fields["outcome"]
+        elif item.event.type == "graph_started":
+            status = "running"
+    if status != "interrupted":
+        raise ValueError(f"it is {status}: only an interrupted run goes on")
+    return dict(begun[0]), outcomes, proposals
+
+
 async def recent_runs(events: EventStore, limit: int) -> list[dict[str, Any]]:
     """The latest graph runs the log remembers, newest first: each one's
     status (:func:`status_of` without its steps) and when it started.
     """
     found: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for started in await events.latest_of_types(("graph_started",), limit):
-        status = await status_of(events, started.event.__dict__["graph_run_id"])
+        graph_run_id = started.event.__dict__["graph_run_id"]
+        if graph_run_id in seen:
+            continue  # a resumed run is started twice: listed once
+        seen.add(graph_run_id)
+        status = await status_of(events, graph_run_id)
         if status is not None:
             del status["steps"]
             found.append({**status, "started_at": started.event.timestamp})

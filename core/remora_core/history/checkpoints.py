@@ -13,6 +13,16 @@ files whose content differs from the checkpoint. Pending proposals made since
 are withdrawn (``superseded``); the checkpoint's pending ones that were not
 decided since are pending again (and checked for staleness as usual).
 
+The files' content is kept too, so a checkpoint's files can be proposed back
+(``remora.checkpoint.restore {files: true}``, :meth:`Checkpoints.file_texts`):
+each present file's bytes are a blob named ``file-`` + the content hash the
+index already has (:data:`FILE_BLOB`). A content already stored costs
+nothing — a checkpoint reads from disk only the files changed since any
+earlier one (the first checkpoint reads every file once). Git's ``HEAD`` was
+not enough: a checkpoint is taken before a graph run, over edits not yet
+committed. A file whose bytes change while it is read is left out (its
+restore then says its content was not kept).
+
 A part is stored with its column names (``{"columns", "rows"}``) and restored
 by name, so a checkpoint survives the store's later migrations: a column added
 since gets its default, one no longer there is left out. Checkpoints taken
@@ -23,6 +33,7 @@ only ever appends, so a row of N values was the first N columns.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -33,10 +44,13 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from remora_core import safe_git
+from remora_core.discovery.files import content_hash
 from remora_core.events.models import CheckpointCreated, CheckpointRestored
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from remora_core.parts_port import PartsPort
 
 log = logging.getLogger(__name__)
@@ -56,6 +70,8 @@ PARTS: dict[str, tuple[str, str]] = {
     ),
 }
 """Part name → (the query that snapshots it, which rows a restore replaces)."""
+FILE_BLOB = "file-{}"
+"""The blob holding a file's bytes, by the index's content hash."""
 FILES_SQL = (
     "SELECT path, content_hash FROM files WHERE status = 'present' ORDER BY path"
 )
@@ -155,8 +171,12 @@ class Checkpoints:
         checkpoint_id = f"cp_{uuid.uuid4().hex[:12]}"
         head = git_head(self.project)
         label = (label or "")[:200]
+        contents = await self._new_contents()
 
         def work(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT OR IGNORE INTO blobs (hash, body) VALUES (?, ?)", contents
+            )
             manifest = {}
             for part, (query, _) in PARTS.items():
                 found = db.execute(query)
@@ -173,6 +193,79 @@ class Checkpoints:
         await database.transaction(work, "taking a checkpoint")
         await self.project.swarm.emit(CheckpointCreated(checkpoint_id=checkpoint_id))
         return checkpoint_id
+
+    async def _new_contents(self) -> list[tuple[str, bytes]]:
+        """(blob name, bytes) of the present files whose content no blob
+        holds yet, read from disk (a file changing meanwhile is left out).
+        """
+        database, root = self.project.database, self.project.root
+        if database is None or root is None:
+            return []
+        wanted = {
+            FILE_BLOB.format(record.content_hash): path
+            for path, record in self.project.records.items()
+            if record.status == "present" and record.content_hash
+        }
+
+        def known(db: sqlite3.Connection) -> set[str]:
+            names = list(wanted)
+            found: set[str] = set()
+            for at in range(0, len(names), 500):
+                chunk = names[at : at + 500]
+                marks = ", ".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT hash FROM blobs WHERE hash IN ({marks})", chunk
+                )
+                found.update(row[0] for row in rows)
+            return found
+
+        stored = await database.read(known, "reading kept file contents") or set()
+        missing = {name: path for name, path in wanted.items() if name not in stored}
+        return await asyncio.to_thread(_read_contents, root, missing)
+
+    async def file_texts(
+        self, checkpoint_id: str, current: dict[str, str]
+    ) -> tuple[set[str], dict[str, bytes | None]]:
+        """The files present at the checkpoint, and each of them whose content
+        hash then is not ``current``'s (path → content hash now) → its bytes
+        then (None: not kept, a checkpoint from before contents were); only
+        those are read. KeyError if the checkpoint is unknown.
+        """
+        database = self.project.database
+        if database is None:
+            raise ValueError("this project has no store")
+
+        def work(
+            db: sqlite3.Connection,
+        ) -> tuple[set[str], dict[str, bytes | None]] | None:
+            row = db.execute(
+                "SELECT manifest FROM checkpoints WHERE id = ?", (checkpoint_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            try:
+                files = _part(db, json.loads(row[0]), "files") or []
+                present: set[str] = set()
+                found: dict[str, bytes | None] = {}
+                for path, digest in files:
+                    present.add(str(path))
+                    if current.get(str(path)) == digest:
+                        continue  # the same content now
+                    body = db.execute(
+                        "SELECT body FROM blobs WHERE hash = ?",
+                        (FILE_BLOB.format(digest),),
+                    ).fetchone()
+                    found[str(path)] = bytes(body[0]) if body else None
+                return present, found
+            except DAMAGE as problem:
+                raise DamagedCheckpoint(
+                    f"checkpoint {checkpoint_id} is damaged ({_why(problem)})"
+                ) from None
+
+        found = await database.read(work, "reading a checkpoint's files")
+        if found is None:
+            raise KeyError(f"no checkpoint {checkpoint_id}")
+        return found
 
     async def list(self) -> list[dict[str, Any]]:
         """Every checkpoint, newest first."""
@@ -249,6 +342,22 @@ class Checkpoints:
             swarm.index.remove(subscription.id)
         for subscription in await swarm.subscriptions.load():
             swarm.index.add(subscription)
+
+
+def _read_contents(root: Path, wanted: dict[str, str]) -> list[tuple[str, bytes]]:
+    """(blob name, bytes) of each wanted file whose bytes still have the
+    content hash the name carries (in a thread: it reads files).
+    """
+    found: list[tuple[str, bytes]] = []
+    for name, path in wanted.items():
+        try:
+            data = (root / path).read_bytes()
+        except OSError as error:
+            log.info("checkpoint: %s not kept: %s", path, error)
+            continue
+        if FILE_BLOB.format(content_hash(data)) == name:
+            found.append((name, data))
+    return found
 
 
 def _named(db: sqlite3.Connection, table: str, stored: Any) -> tuple[list[str], list]:

@@ -122,7 +122,9 @@ class Review:
                     f"{proposal.file_path} changed since the proposal was made",
                     stale=True,
                 )
-            start = end = proposal.start_byte
+            # A new node inserts (its span is empty); a revert replaces a span
+            # of the whole file it was made against.
+            start, end = proposal.start_byte, proposal.end_byte
         new = proposal.new_source.encode("utf-8")
         if remember:
             self.expected[proposal.id] = text_hash(text[:start] + new + text[end:])

@@ -70,7 +70,9 @@ class Proposal:
     """The node whose agent proposed it (the rewritten node, or the anchor)."""
     run_id: str | None
     kind: str
-    """``rewrite`` (replaces the node's bytes) or ``new_node`` (an insertion)."""
+    """``rewrite`` (replaces the node's bytes), ``new_node`` (an insertion) or
+    ``revert`` (replaces a span of the whole file it was made against: undoing
+    accepted proposals, ``front/reverts.py``)."""
     file_path: str
     base_version: int | None
     """The open document's version it was made against; None if from disk."""
@@ -261,6 +263,20 @@ class ProposalStore:
         """A proposal by id (None if unknown or long decided)."""
         return self._by_id.get(proposal_id)
 
+    async def fetch(self, proposal_id: str) -> Proposal | None:
+        """A proposal by id, from the store when memory no longer holds it."""
+        found = self._by_id.get(proposal_id)
+        if found is not None or self.database is None:
+            return found
+
+        def work(db: sqlite3.Connection) -> Proposal | None:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM proposals WHERE id = ?", (proposal_id,)
+            ).fetchone()
+            return Proposal.from_row(tuple(row)) if row else None
+
+        return await self.database.read(work, "reading a proposal")
+
     def pending(
         self, *, node_id: str | None = None, path: str | None = None
     ) -> builtins.list[Proposal]:
@@ -403,8 +419,8 @@ _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 def _replaces(new: Proposal, old: Proposal) -> bool:
     """Whether ``new`` makes the pending ``old`` (same node) pointless."""
-    if new.kind != old.kind:
-        return False
+    if new.kind != old.kind or new.kind == "revert":
+        return False  # two reverts of a file are two requests: both stay
     if new.kind != "new_node":
         return True
     names = [_DEFINED.search(p.new_source) for p in (new, old)]

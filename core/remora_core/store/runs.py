@@ -283,6 +283,24 @@ class RunStore:
 
         return await self.database.read(work, "reading a run")
 
+    async def one(self, run_id: str) -> RunRow | None:
+        """The row of one run, None if the store has none."""
+        if self.database is None:
+            return None
+
+        def work(db: sqlite3.Connection) -> RunRow | None:
+            row = db.execute(
+                "SELECT id, node_id, trigger_event_id, correlation_id, status, "
+                "started_at, ended_at, error FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            i, node, trigger, correlation, stored, *rest = row
+            return RunRow(i, node, trigger, correlation, _status(stored), *rest)
+
+        return await self.database.read(work, "reading a run")
+
     async def recent(
         self, *, status: RunStatus | None, node_id: str | None, limit: int
     ) -> list[RunRow]:

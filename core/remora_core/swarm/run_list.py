@@ -54,6 +54,9 @@ STORED_AS = {
 }
 """What is shown → the ``runs.status`` to list (waiting runs are running)."""
 END_TYPES = tuple(RUN_ENDS)
+ENDED_BY_A_STOP = (RunStatus.INTERRUPTED.value, RunStatus.CANCELLED.value)
+"""How a run whose question waits again ended: killed, or cancelled by a
+graceful stop (``agents/questions.py``)."""
 MAX_RUNS = 500
 
 
@@ -129,12 +132,19 @@ async def list_runs(
     status: RunStatus | None = None,
     node_id: str | None = None,
     limit: int = 100,
+    kept: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Queued runs, then recorded runs newest first (at most ``limit``)."""
+    """Queued runs, then recorded runs newest first (at most ``limit``).
+
+    ``kept``: run id → the question it asked before a restart, unanswered
+    (``agents/resuming.py``): that interrupted run shows ``waiting`` again.
+    """
     queued = [] if status not in (None, RunStatus.QUEUED) else _queued(swarm, node_id)
     if status is RunStatus.QUEUED:
         return queued[:limit]
     stored_status = STORED_AS.get(status) if status is not None else None
+    if status is RunStatus.WAITING and kept:
+        stored_status = None  # an interrupted run may wait again
     rows = await swarm.runs.recent(status=stored_status, node_id=node_id, limit=limit)
     ids = [row.id for row in rows]
     triggers = {
@@ -145,6 +155,11 @@ async def list_runs(
     }
     ends = {s.event.run_id: s.event for s in await swarm.events.of_runs(ids, END_TYPES)}
     runs = [_run(swarm, row, triggers, ends) for row in rows]
+    for run in runs:
+        asked = (kept or {}).get(run["id"])
+        if asked is not None and run["status"] in ENDED_BY_A_STOP:
+            run["status"] = RunStatus.WAITING.value
+            run["question"] = asked
     if status is not None:
         runs = [r for r in runs if r["status"] == status.value]
     return (queued + runs)[:limit]

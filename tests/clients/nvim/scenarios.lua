@@ -880,4 +880,73 @@ function S.cost_wake(t)
   end, RUN_MS))
 end
 
+--- :RemoraRevert on a line an agent wrote (accepted), then :RemoraRevert gr_…
+--- for the rest of the graph run: each offered, accepted, the text back.
+function S.revert(t)
+  local answers = { 'doc-inventory', 'Accept', 'Later', 'Accept' }
+  stub_select(t, function(_, shown)
+    local want = table.remove(answers, 1)
+    for i, item in ipairs(shown) do
+      if item:find(want, 1, true) then
+        return i
+      end
+    end
+  end)
+  local buf = t.open('inventory/stock.py')
+  local source = api.nvim_get_current_win()
+  vim.cmd('RemoraGraph run')
+  t.wait('the graph to complete', function()
+    return #t.events('graph_completed') > 0
+  end, RUN_MS)
+  local graph_run_id = t.events('graph_completed')[1].graph_run_id
+  vim.cmd('RemoraProposals accept-all')
+  t.wait('four applied', function()
+    return #t.events('rewrite_applied') == 4
+  end, RUN_MS)
+  vim.cmd('cclose')
+  api.nvim_set_current_win(source)
+  t.observe('accepted', t.text(buf))
+
+  -- The line under the cursor: count's docstring.
+  t.cursor_to('Documented.')
+  vim.cmd('RemoraRevert')
+  t.observe('proposed_note', t.wait('the revert proposed', function()
+    return notified(t, 'revert of pr_')
+  end, RUN_MS))
+  t.wait('the revert applied', function()
+    return #t.events('rewrite_applied') == 5 and notified(t, 'accepted the revert of')
+  end, RUN_MS)
+  t.observe('after_one', t.text(buf))
+
+  -- The graph run: proposed, left for later, then accepted from a second offer.
+  vim.cmd('RemoraRevert ' .. graph_run_id)
+  t.observe('later_note', t.wait('the revert left for later', function()
+    return notified(t, 'the revert waits in :RemoraProposals')
+  end, RUN_MS))
+  vim.cmd('RemoraRevert ' .. graph_run_id)
+  t.observe('graph_note', t.wait('the graph revert applied', function()
+    return #t.events('rewrite_applied') == 6 and notified(t, 'accepted the revert of graph run')
+  end, RUN_MS))
+  t.observe('after_all', t.text(buf))
+  t.observe('prompts', t.result.observed.selects)
+end
+
+--- A graph run a restart interrupted (the test killed the server first): its
+--- end is announced with the way on; :RemoraGraph resume goes on with it.
+function S.graph_resume(t)
+  local buf = t.open('inventory/stock.py')
+  t.observe('interrupted_note', t.wait('the interrupted run announced', function()
+    return notified(t, 'go on with :RemoraGraph resume')
+  end, RUN_MS))
+  vim.cmd('RemoraGraph resume')
+  t.observe('resumed_note', t.wait('the run going on', function()
+    return notified(t, 'goes on: the steps that had finished are not run again')
+  end, RUN_MS))
+  t.observe('completed_note', t.wait('the end of the resumed run', function()
+    return #t.events('graph_completed', { outcome = 'completed' }) > 0
+      and notified(t, ') completed: ')
+  end, RUN_MS))
+  t.observe('buffer', t.text(buf))
+end
+
 return S

@@ -186,6 +186,7 @@ function M.line_lines(bufnr, row)
         string.format('proposal %s, accepted %s', range.proposal_id, require('remora.format').when(range.accepted_at)),
         string.format('lines %d-%d', range.range.start.line + 1, range.range['end'].line),
         ':RemoraHistory on the definition shows its conversation',
+        ':RemoraRevert on this line proposes undoing it',
       }
     end
   end

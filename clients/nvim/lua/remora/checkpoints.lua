@@ -3,7 +3,8 @@
 ---
 --- Restoring asks first, naming what changes: the agents' state goes back to
 --- the checkpoint and the proposals made since are withdrawn; your files are
---- never written. After it, the files that changed since the checkpoint are
+--- never written (choosing "Restore and propose files back" also proposes each
+--- changed file back as it was: proposals you review and accept). After it, the files that changed since the checkpoint are
 --- listed (`files_differing`), so you know what the agents will find.
 --- `list` shows `remora://checkpoints` (`r` restores the one under the
 --- cursor, `R` refreshes, `q` closes).
@@ -61,11 +62,12 @@ end
 --- @param client vim.lsp.Client
 --- @param cp table a CheckpointRow
 local function confirm_restore(client, cp)
-  vim.ui.select({ 'Restore', 'Cancel' }, { prompt = M.question(cp), kind = 'remora_confirm' }, function(choice)
-    if choice ~= 'Restore' then
+  local choices = { 'Restore', 'Restore and propose files back', 'Cancel' }
+  vim.ui.select(choices, { prompt = M.question(cp), kind = 'remora_confirm' }, function(choice)
+    if choice ~= choices[1] and choice ~= choices[2] then
       return server().notify('checkpoint not restored')
     end
-    local argument = { checkpoint_id = cp.checkpoint_id }
+    local argument = { checkpoint_id = cp.checkpoint_id, files = choice == choices[2] or nil }
     server().execute(client, 'remora.checkpoint.restore', argument, function(result)
       local files = type(result) == 'table' and type(result.files_differing) == 'table' and result.files_differing or {}
       local text = string.format("restored %s: the agents' state is back", cp.checkpoint_id)
@@ -73,6 +75,14 @@ local function confirm_restore(client, cp)
         text = text .. '; no file changed since'
       else
         text = text .. string.format('; %d file%s changed since (not touched):\n  %s', #files, #files == 1 and '' or 's', table.concat(files, '\n  '))
+      end
+      local proposed = type(result) == 'table' and type(result.proposal_ids) == 'table' and result.proposal_ids
+      if proposed then
+        text = text .. (#proposed == 0 and '\nno file to propose back'
+          or string.format('\nproposed back (review in :RemoraProposals): %s', table.concat(proposed, ', ')))
+        for _, skipped in ipairs(result.not_restored or {}) do
+          text = text .. string.format('\n  not restored %s: %s', skipped.path, skipped.reason)
+        end
       end
       server().notify(text)
     end)

@@ -447,7 +447,7 @@ function M.create()
   end, { nargs = 0, desc = "Remora: the whole conversation of the node under the cursor" })
   command('RemoraRuns', function()
     require('remora.runs').open()
-  end, { nargs = 0, desc = 'Remora: runs queued, in flight and recent (c cancels, <CR> goes to the node)' })
+  end, { nargs = 0, desc = 'Remora: runs queued, in flight and recent (c cancels, r retries, <CR> goes to the node)' })
   command('RemoraProposals', function(args)
     local proposals = require('remora.proposals')
     if args.fargs[1] == nil then
@@ -465,7 +465,7 @@ function M.create()
   })
   command('RemoraGraph', function(args)
     if #args.fargs == 0 or #args.fargs > 2 then
-      return warn('RemoraGraph takes run [name], status [gr_…] or cancel [gr_…]')
+      return warn('RemoraGraph takes run [name], status [gr_…], cancel [gr_…] or resume [gr_…]')
     end
     require('remora.graph').command(args.fargs[1], args.fargs[2])
   end, {
@@ -474,13 +474,13 @@ function M.create()
       local words = vim.split(vim.trim(line), '%s+')
       local ended = line:match('%s$') ~= nil
       if #words == 1 or (#words == 2 and not ended) then
-        return { 'run', 'status', 'cancel' }
+        return { 'run', 'status', 'cancel', 'resume' }
       elseif words[2] == 'run' then
         return require('remora.graph').known_graphs
       end
       return {}
     end,
-    desc = 'Remora: run a batch graph, see its status, cancel it',
+    desc = 'Remora: run a batch graph, see its status, cancel it, resume it after a restart',
   })
   command('RemoraCheckpoint', function(args)
     local sub, rest = args.args:match('^(%S+)%s*(.-)%s*$')
@@ -513,6 +513,12 @@ function M.create()
   command('RemoraUsage', function(args)
     require('remora.usage').open(args.args)
   end, { nargs = '?', desc = "Remora: tokens and time agents used (since a date, today, 24h, 7d)" })
+  command('RemoraRevert', function(args)
+    require('remora.revert').command(args.args)
+  end, {
+    nargs = '?',
+    desc = 'Remora: propose undoing an accepted proposal (the line under the cursor, pr_…) or a graph run (gr_…)',
+  })
   command('RemoraBlame', function(args)
     require('remora.blame').command(args.args)
   end, {

@@ -316,6 +316,8 @@ function M.entry_text(entry, proposal)
     end
     if status == 'pending' then
       line = line .. ' · :RemoraAccept :RemoraReject :RemoraDiff'
+    elseif status == 'accepted' then
+      line = line .. ' · :RemoraRevert ' .. entry.proposal_id
     end
     table.insert(lines, 1, line) -- first: the panel shows a diff's first lines only
 

@@ -1,5 +1,5 @@
---- :RemoraGraph run [name] | status [gr_…] | cancel [gr_…]: batch graphs
---- (the project's `.remora/graphs/*.yaml`) from Neovim.
+--- :RemoraGraph run [name] | status [gr_…] | cancel [gr_…] | resume [gr_…]:
+--- batch graphs (the project's `.remora/graphs/*.yaml`) from Neovim.
 ---
 --- `run` without a name offers the project's graphs (`remora.graphs.list`)
 --- with `vim.ui.select`, each with its steps or why it cannot run. A run's
@@ -8,7 +8,9 @@
 --- is announced with its counts and the proposals it left to review.
 --- `status` shows a run's steps × nodes in `remora://graph/<id>`, following
 --- its events while shown (`c` cancels, `a` accepts its proposals, `R`
---- refreshes, `q` closes).
+--- refreshes, `q` closes). A run a restart interrupted is announced with the
+--- way on: `resume` goes on with it under the same id (the steps that had
+--- finished are not run again).
 local M = {}
 
 local api = vim.api
@@ -135,6 +137,29 @@ function M.cancel(graph_run_id)
       else
         warn(string.format('graph run %s is not running', id))
       end
+    end)
+  end)
+end
+
+--- :RemoraGraph resume [graph_run_id] (without one: the latest interrupted run).
+--- @param graph_run_id string?
+function M.resume(graph_run_id)
+  server().project_client(function(client)
+    local function go(id)
+      server().execute(client, 'remora.graph.resume', { graph_run_id = id }, function()
+        server().notify(string.format('graph run %s goes on: the steps that had finished are not run again', id))
+      end)
+    end
+    if graph_run_id and graph_run_id ~= '' then
+      return go(graph_run_id)
+    end
+    server().execute(client, 'remora.graph.runs', { limit = 20 }, function(runs)
+      for _, run in ipairs(runs or {}) do
+        if run.status == 'interrupted' then
+          return go(run.graph_run_id)
+        end
+      end
+      warn('no graph run was interrupted')
     end)
   end)
 end
@@ -266,6 +291,9 @@ local function announce(event, client_id)
     if count > 0 then
       text = text .. string.format('; %d proposal%s to review: :RemoraProposals', count, count == 1 and '' or 's')
     end
+    if event.outcome == 'interrupted' then
+      text = text .. string.format('; go on with :RemoraGraph resume %s', id)
+    end
     server().notify(text)
   end, function()
     server().notify(head)
@@ -305,8 +333,10 @@ function M.command(sub, arg)
     M.status(arg)
   elseif sub == 'cancel' then
     M.cancel(arg)
+  elseif sub == 'resume' then
+    M.resume(arg)
   else
-    warn('RemoraGraph takes run [name], status [gr_…] or cancel [gr_…]')
+    warn('RemoraGraph takes run [name], status [gr_…], cancel [gr_…] or resume [gr_…]')
   end
 end
 

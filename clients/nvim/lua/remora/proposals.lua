@@ -244,7 +244,7 @@ end
 --- @param client vim.lsp.Client
 --- @param ids string[]
 --- @param label string what they are, for the message
-local function accept_together(client, ids, label)
+function M.accept_together(client, ids, label)
   server().execute(client, 'remora.proposals.accept', { proposal_ids = ids }, function(results)
     results = results or {}
     local applied, lines = 0, {}
@@ -303,7 +303,7 @@ function M.accept_all(graph_run_id)
           if #choice.ids == 0 then
             return warn(label .. ' has no pending proposal')
           end
-          accept_together(client, choice.ids, label)
+          M.accept_together(client, choice.ids, label)
         end
         if #candidates == 0 then
           return warn(graph_run_id and ('no graph run ' .. graph_run_id .. ' among the latest') or 'no graph run has pending proposals')

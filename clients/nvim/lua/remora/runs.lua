@@ -2,8 +2,11 @@
 --- running, waiting for you, and recent — in a scratch buffer
 --- (`remora://runs`), one line each: run id, status, start, node, cost
 --- (tokens and time, as the server stored them), trigger (with the
---- subscription that fired it), outcome. `c` cancels the run under the cursor (a queued one too), `<CR>`
---- jumps to its node, `R` refreshes, `q` closes. The list follows run events
+--- subscription that fired it), outcome. `c` cancels the run under the
+--- cursor (a queued one too), `r` retries a run a restart interrupted (same
+--- trigger, same message), `<CR>` jumps to its node, `R` refreshes, `q`
+--- closes. A run whose question was asked before a restart is `waiting`
+--- again: answer it when asked. The list follows run events
 --- while it is shown.
 local M = {}
 
@@ -137,6 +140,25 @@ function M.cancel_here()
   end
 end
 
+--- Retry the run under the cursor (one a restart interrupted).
+function M.retry_here()
+  local item = under_cursor()
+  if not item then
+    return server().notify('no run on this line', vim.log.levels.WARN)
+  end
+  local run = item.run
+  if run.status ~= 'interrupted' then
+    return server().notify(string.format('%s is %s: only an interrupted run is retried', run.id, run.status), vim.log.levels.WARN)
+  end
+  local client = vim.lsp.get_client_by_id(item.client_id)
+  if client then
+    server().execute(client, 'remora.agent.retry', { run_id = run.id }, function(result)
+      server().notify(string.format('retried %s as %s', run.id, result and result.run_id or '?'))
+      M.refresh()
+    end)
+  end
+end
+
 --- Jump to the node of the run under the cursor.
 function M.jump_here()
   local item = under_cursor()
@@ -167,6 +189,7 @@ function M.open()
       vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true, desc = desc })
     end
     map('c', M.cancel_here, 'Remora: cancel the run under the cursor')
+    map('r', M.retry_here, 'Remora: retry the interrupted run under the cursor')
     map('<CR>', M.jump_here, "Remora: go to the run's node")
     map('R', M.refresh, 'Remora: refresh the runs')
     api.nvim_create_autocmd('BufWipeout', {

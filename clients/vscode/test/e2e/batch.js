@@ -3,8 +3,9 @@
  * extension host and server): settings a repository's .vscode/settings.json
  * tried to set, a checkpoint, a two-node graph run picked from the quick pick,
  * its proposals in the Proposals view and accepted together from it (both files
- * edited, undoable), blame decorations on the lines it wrote, and the
- * checkpoint restored after a confirmation that names what changes. Writes
+ * edited, undoable), blame decorations on the lines it wrote, the graph run
+ * reverted as proposals accepted together, and the checkpoint restored after
+ * a confirmation that names what changes. Writes
  * what it saw under `observed.batch`; tests/clients/vscode_batch.py asserts.
  */
 const fs = require("node:fs");
@@ -122,6 +123,21 @@ exports.run = async function run(api, observed, step) {
   b.undone = { models: modelsDoc.getText(), service: serviceDoc.getText() };
   b.undoShot = await runner("SNAPSHOT", "undo");
   step("batch: undone");
+
+  // Redo, then a way back that is reviewed: Revert Graph Run proposes one revert
+  // per file (on screen, with Show Diff / Accept All); accepted together, both
+  // files are as before.
+  await vscode.commands.executeCommand("redo");
+  await until("both files redone", () => modelsDoc.getText().includes("VSCODE_BATCH") && serviceDoc.getText().includes("VSCODE_BATCH"), 10000).catch(() => undefined);
+  b.redone = { models: modelsDoc.getText().includes("VSCODE_BATCH"), service: serviceDoc.getText().includes("VSCODE_BATCH") };
+  b.revert = await vscode.commands.executeCommand("remora.revertGraphRun", { graph_run_id: b.run.graph_run_id });
+  b.revertMessages = api.batch.lastRevertMessages;
+  b.revertPending = { models: modelsDoc.getText().includes("VSCODE_BATCH"), service: serviceDoc.getText().includes("VSCODE_BATCH") };
+  b.revertShot = await runner("SNAPSHOT", "revert");
+  b.revertAccepted = await vscode.commands.executeCommand("remora.proposals.accept", { proposal_ids: (b.revert && b.revert.proposal_ids) || [] });
+  await until("both files reverted", () => !modelsDoc.getText().includes("VSCODE_BATCH") && !serviceDoc.getText().includes("VSCODE_BATCH"), 10000).catch(() => undefined);
+  b.reverted = { models: modelsDoc.getText(), service: serviceDoc.getText() };
+  step("batch: reverted");
 
   // Restore the checkpoint for real: listed, confirmed, agents' state back, files untouched.
   b.checkpoints = await vscode.commands.executeCommand("remora.listCheckpoints", { pick: false });

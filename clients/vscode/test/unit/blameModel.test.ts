@@ -28,5 +28,8 @@ test("the annotation and the hover say which node's agent, which proposal, when"
   const link = /\[Show the conversation\]\(command:remora\.showHistory\?([^)]+)\)/.exec(hover);
   assert.ok(link);
   assert.deepEqual(JSON.parse(decodeURIComponent(link[1]!)), [{ node_id: "rm_b" }]);
+  const revert = /\[Revert…\]\(command:remora\.revertProposal\?([^)]+)\)/.exec(hover);
+  assert.ok(revert);
+  assert.deepEqual(JSON.parse(decodeURIComponent(revert[1]!)), [{ proposal_id: "pr_2" }]);
   assert.equal(ago(50, 60), "just now");
 });

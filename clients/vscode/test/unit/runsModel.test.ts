@@ -51,6 +51,7 @@ test("durations read naturally", () => {
 test("only runs with an id and still going offer cancel; waiting ones an answer", () => {
   assert.equal(runContext(row({ status: "running" })), "run-running");
   assert.equal(runContext(row({ status: "waiting" })), "run-waiting");
-  assert.equal(runContext(row({ status: "interrupted" })), "run-ended");
+  assert.equal(runContext(row({ status: "interrupted" })), "run-interrupted");
+  assert.equal(runContext(row({ status: "done" })), "run-ended");
   assert.equal(runContext(row({ id: null, status: "queued" })), "run-queued-anonymous");
 });
