@@ -52,9 +52,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.checkpoint.restore": (*EDITORS, "CLI"),
     "remora.attribution": (*EDITORS, "CLI"),
     "remora.trailers": ("CLI",),
+    "remora.usage": (*EDITORS, "CLI", "MCP"),
+    "remora.subscriptions.list": (*EDITORS, "CLI"),
+    "remora.subscriptions.add": ("CLI",),
+    "remora.subscriptions.remove": (*EDITORS, "CLI"),
+    "remora.node.mute": (*EDITORS, "CLI"),
+    "remora.node.unmute": (*EDITORS, "CLI"),
 }
 """Table command → the clients a person would expect to reach it (DESIGN §11,
-§11b, §13, §15 and issue 26). Nothing through MCP writes or decides (§11b);
+§11b, §13, §15 and issues 26 and 28). Nothing through MCP writes or decides (§11b);
 plumbing a client uses without a person asking (``remora.node.at``,
 ``remora.events.last_seq``) is expected nowhere."""
 

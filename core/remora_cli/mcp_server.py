@@ -13,7 +13,8 @@ Built on the official ``mcp`` SDK (``MCPServer``, 2.x). Tools:
   up to ``wait_s`` (at most :data:`MAX_WAIT_S`) and returns the answer and
   every proposal the run made, with its diff. A proposal stays pending for a
   person to accept or reject in the editor or with ``remora accept``;
-- ``list_proposals(status, path)`` and ``proposal_diff(proposal)``.
+- ``list_proposals(status, path)`` and ``proposal_diff(proposal)``;
+- ``usage(since)``: what agents' runs cost.
 
 Resource ``remora://node/{node_id}``: the node's card and its current source
 (``remora.node.source``: none, with ``source_withheld`` saying why, for a file
@@ -63,6 +64,7 @@ ALLOWED = frozenset(
         "remora.proposals.list",
         "remora.proposal.diff",
         "remora.events.last_seq",
+        "remora.usage",
     }
 )
 """Every command this server may send: reads, and asking an agent (cancel:
@@ -247,6 +249,15 @@ def build_server(root: Path) -> MCPServer:
     async def proposal_diff(proposal: str) -> dict[str, Any]:
         """A proposal's unified diff, old and new source, and status."""
         return await nodes.call("remora.proposal.diff", {"proposal_id": proposal})
+
+    @server.tool()
+    async def usage(since: str | None = None) -> dict[str, Any]:
+        """Tokens and wall time agents' runs used: in all, by node, graph run
+        and day. ``since``: a date (2026-11-27), "today" or a span back
+        (24h, 7d); null: ever.
+        """
+        arguments = {"since": since} if since is not None else {}
+        return await nodes.call("remora.usage", arguments)
 
     @server.resource(
         "remora://node/{node_id}",

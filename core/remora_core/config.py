@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from remora_core.bounded_yaml import SHOWN_CHARS, load_yaml
 from remora_core.globs import MAX_GLOB_CHARS
@@ -85,12 +92,27 @@ class ModelSettings(_Section):
 class AgentSettings(_Section):
     """Limits on agent runs."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
     max_concurrency: int = Field(default=2, ge=1)
     """Agent turns (and proposals' test runs) running at once."""
     max_turns: int = Field(default=8, ge=1)
     """Model requests one run may make."""
-    max_tokens: int = Field(default=60_000, ge=100)
-    """Tokens (prompt + completion, summed over requests) one run may use."""
+    max_tokens_per_run: int = Field(
+        default=60_000,
+        ge=100,
+        validation_alias=AliasChoices("max_tokens_per_run", "max_tokens"),
+    )
+    """Tokens (prompt + completion, summed over requests) one run may use; at
+    the limit the run ends with reason ``limit_reached`` (formerly
+    ``max_tokens``, still read)."""
+    max_tokens_per_graph_run: int | None = Field(default=None, ge=100)
+    """Tokens all the runs of one graph run may use together (its cascade);
+    ``None``: no limit but each run's."""
+    max_tokens_per_day: int | None = Field(default=None, ge=100)
+    """Tokens all runs started on one (local) day may use together; at the
+    limit further runs end at once with reason ``limit_reached``. ``None``: no
+    limit."""
     run_timeout_s: float = Field(default=600.0, gt=0)
     """How long one run may take, not counting waits for a person's answer."""
     question_timeout_s: float = Field(default=900.0, gt=0)

@@ -251,13 +251,16 @@ def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
     ]
 
 
-def _usage(reply: Reply) -> dict[str, int]:
+def _usage(reply: Reply) -> dict[str, Any]:
     prompt, completion_tokens = reply.usage
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt + completion_tokens,
     }
+    if reply.cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached}
+    return usage
 
 
 def completion(reply: Reply, model: str) -> dict[str, Any]:

@@ -44,6 +44,10 @@ class Reply:
     """Raw response body (overrides everything but ``status``)."""
     delay_s: float = 0.0
     usage: tuple[int, int] = (10, 5)
+    """(prompt, completion) tokens the server reports."""
+    cached: int = 0
+    """Of the prompt tokens, those read from the server's cache (reported as
+    ``prompt_tokens_details.cached_tokens`` when not 0)."""
     echo_headers: bool = False
     """Answer ``status`` with an error message quoting the request's headers
     (as careless servers and proxies do)."""

@@ -521,6 +521,53 @@ def test_runs_list_cancels_queued_and_running_runs_and_jumps(workspace):
     assert observed["jumped_to"] == "    def helper(self):"
 
 
+def test_costs_and_wakes_are_on_screen(workspace):
+    with ModelServer() as model:
+        model.reply_text("Hello to you.", usage=(1200, 34))
+        seen = run_nvim(workspace, "cost_wake", model).check()
+    observed = seen.observed
+    # Today's tokens, as the server stored them, in the statusline.
+    assert observed["statusline"] == "Remora: 1234 tokens today"
+    assert observed["tokens"]["total"] == 1234
+    # :RemoraRuns: the run's cost beside its trigger (the subscription that
+    # fired it: a person's message reaches "messages to it").
+    (done,) = [line for line in observed["runs"] if " done " in line]
+    assert "1234 tok " in done, done
+    assert "person [messages to it]" in done, done
+    # :RemoraHistory: the answer says what woke its run.
+    assert any(
+        " · answer · run_" in line
+        and line.endswith(" · woken by messages to it: human_chat")
+        for line in observed["history"]
+    ), observed["history"]
+    # :RemoraMute, then the panel's card and :RemoraSubscriptions say so.
+    assert observed["muted_note"] == "Remora: order is muted"
+    panel = observed["panel"]
+    assert "  cost     0 runs, 0 tok 0.0s" in panel, panel
+    assert any(
+        line.startswith("  wakes    muted (only your messages) · messages to it")
+        for line in panel
+    ), panel
+    subscriptions = observed["subscriptions"]
+    assert subscriptions[1] == "muted: nothing wakes it but your messages"
+    assert any(
+        line.startswith("sub_msg_rm_")
+        and "default" in line
+        and "messages to it" in line
+        for line in subscriptions
+    ), subscriptions
+    # :RemoraUsage today: the total, then by day and by node.
+    usage = observed["usage"]
+    assert re.match(
+        r"# Remora usage since \d{4}-\d\d-\d\d 00:00: 1 runs, 1234 tokens "
+        r"\(1200 in, 34 out, 0 cached\)",
+        usage[0],
+    ), usage
+    assert any(
+        line.startswith("Service.helper (rm_") and " 1234 " in line for line in usage
+    ), usage
+
+
 def test_a_question_with_options_is_answered_through_vim_ui_select(workspace):
     with ModelServer() as model:
         model.reply_tool_call(
@@ -798,9 +845,10 @@ def test_a_graph_run_its_proposals_in_the_quickfix_list_accept_all_and_blame(
     assert sorted(m["row"] for m in observed["blame_edited"]) == [1, 10, 11, 15, 16]
     assert observed["blame_hidden"] == []
 
-    # Tokens: every model answer's usage (the scripted model reports 10 + 5).
+    # Tokens: today's, as the server stored them (the scripted model reports
+    # 10 + 5 per answer).
     assert observed["tokens"]["total"] == 15 * requests
-    assert observed["statusline"] == f"Remora: {15 * requests} tokens"
+    assert observed["statusline"] == f"Remora: {15 * requests} tokens today"
 
 
 def test_a_line_and_a_graph_run_are_reverted_from_neovim(workspace):

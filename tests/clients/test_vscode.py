@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -287,8 +288,14 @@ def check_conversation_and_runs(talk: dict) -> None:
     ):
         assert said in screen["text"], said
     assert PLAIN_ANSWER in talk["shownByWebview"]
-    # The status bar counts the session's tokens (the scripted model reports usage).
-    assert "tokens" in talk["statusText"] and talk["tokens"] > 0
+    # The status bar counts today's tokens as the server stored them (the
+    # scripted model reports 10 + 5 per answer); the Runs view's item of the
+    # plain answer says its tokens; Show Usage lists the totals.
+    assert talk["statusText"].endswith(" tokens today") and talk["tokens"] > 0
+    assert re.search(r" · [1-9]\d* tokens$", talk["answeredItem"]), talk["answeredItem"]
+    usage = talk["usage"]["lines"]
+    assert usage[0] == "── what agents used ──"
+    assert re.match(r"  in all — \d+ runs, \d+ tokens \(", usage[1]), usage
     # After a server restart the conversation is read back from the server.
     assert PLAIN_ANSWER in talk["afterRestart"]
     assert PLAIN_ANSWER in talk["onScreenAfterRestart"]["text"]

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from remora_core.discovery import extract_source
-from remora_core.events.models import HumanChat, ToolCalled
+from remora_core.events.models import AgentMessage, HumanChat, ToolCalled
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.updates import apply_extraction
 from remora_core.swarm.pipeline import Swarm
@@ -357,3 +357,38 @@ async def test_agents_following_refusals_or_their_own_node_do_not_loop():
         assert len(events) < 50
     finally:
         await swarm.close()
+
+
+async def test_a_muted_agent_stays_muted_after_a_restart_and_only_a_person_wakes_it(
+    database,
+):
+    graph = build_graph({"m.py": "def a():\n    pass\n\n\ndef b():\n    pass\n"})
+    a, b = node(graph, "m.py", "a").id, node(graph, "m.py", "b").id
+    seen: list[Seen] = []
+
+    async def nothing(turn):
+        return None
+
+    swarm = Swarm(database, graph, settings(), turn_function=recorder(seen, nothing))
+    await swarm.start()
+    assert await swarm.mute(a, True) is True
+    assert await swarm.mute(a, True) is False  # already
+    await swarm.close()
+
+    again = Swarm(database, graph, settings(), turn_function=recorder(seen, nothing))
+    await again.start()
+    try:
+        await again.emit(AgentMessage(from_agent=b, to_agent=a, message="psst"))
+        await quiet(again)
+        assert seen == []
+        # Silently: no refusal event each time (a muted node's code is typed in).
+        assert await again.events.of_type("trigger_refused") == []
+        await again.emit(HumanChat(to_agent=a, message="you there?"))
+        await quiet(again)
+        assert [s.triggers for s in seen] == [["human_chat"]]
+        assert await again.mute(a, False) is True
+        await again.emit(AgentMessage(from_agent=b, to_agent=a, message="again"))
+        await quiet(again)
+        assert [s.triggers for s in seen][-1] == ["agent_message"]
+    finally:
+        await again.close()

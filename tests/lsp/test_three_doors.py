@@ -105,6 +105,19 @@ CASES: list[tuple[str, Args]] = [
     ),
     ("remora.attribution", lambda w: {"uri": w.uri("pkg/service.py")}),
     ("remora.trailers", lambda w: {}),
+    ("remora.usage", lambda w: {}),
+    ("remora.usage", lambda w: {"since": "2026-01-01", "limit": 5}),
+    ("remora.subscriptions.list", lambda w: {"node_id": HELPER}),
+    (
+        "remora.subscriptions.add",
+        lambda w: {"node_id": HELPER, "pattern": {"event_types": ["agent_failed"]}},
+    ),
+    (
+        "remora.subscriptions.remove",
+        lambda w: {"node_id": HELPER, "subscription_id": w.subscription()},
+    ),
+    ("remora.node.mute", lambda w: {"node_id": ORDER}),
+    ("remora.node.unmute", lambda w: {"node_id": ORDER}),
     ("remora.trust.get", lambda w: {}),
     ("remora.trust.set", lambda w: {"trusted": False, "uri": w.uri("pkg")}),
     ("remora.trust.revoke", lambda w: {}),
@@ -122,8 +135,10 @@ VOLATILE_KEYS = {
     "accepted_at",
     "seq",
     "last_seq",
+    "seconds",
+    "at",
 }
-FRESH_IDS = re.compile(r"\b(run|pr|cp|gr|ev|co)_[0-9a-f]{8,32}\b")
+FRESH_IDS = re.compile(r"\b(run|pr|cp|gr|ev|co|sub)_[0-9a-f]{8,32}\b")
 
 
 class World:
@@ -135,6 +150,7 @@ class World:
         self.at = {"line": 19, "character": 8}  # in ``def helper``
         self.proposals: list[str] = []
         self.checkpoints: list[str] = []
+        self.subscriptions: list[str] = []
 
     def uri(self, path: str) -> str:
         return (self.root / path).as_uri()
@@ -145,12 +161,17 @@ class World:
     def checkpoint(self) -> str:
         return self.checkpoints[0]
 
+    def subscription(self) -> str:
+        return self.subscriptions[-1] if self.subscriptions else "sub_none"
+
     def saw(self, name: str, answer: Any) -> None:
         """Remember what later cases refer to."""
         if name == "remora.proposals.list":
             self.proposals = [p["id"] for p in reversed(answer)] or self.proposals
         elif name == "remora.checkpoint.create":
             self.checkpoints.append(answer["checkpoint_id"])
+        elif name == "remora.subscriptions.add":
+            self.subscriptions.append(answer["subscription_id"])
 
     def normal(self, value: Any) -> Any:
         """``value`` with what differs by nature replaced by placeholders."""

@@ -38,6 +38,7 @@ TOOLS = {
     "ask_node",
     "list_proposals",
     "proposal_diff",
+    "usage",
 }
 
 
@@ -129,6 +130,12 @@ async def test_an_mcp_host_finds_reads_and_asks_nodes_but_never_writes(
             assert made["proposal_id"] == proposal["proposal_id"]
             assert made["text"] == proposal["diff"]
             assert "type" not in first  # entries, not events
+
+            # What the run cost, as the server stored it (10 + 5 per answer).
+            spent = result_of(await client.call_tool("usage", {"since": "today"}))
+            assert spent["total"]["runs"] == 1
+            assert spent["total"]["tokens"] == 15 * len(model.requests)
+            assert [r["key"] for r in spent["by_node"]] == [helper["id"]]
 
             unknown = await client.call_tool("node_card", {"node": "rm_zzzzzzzz"})
             assert unknown.is_error

@@ -9,6 +9,7 @@
  * load) and their state (the later accepted / rejected / stale entries).
  * `renderConversation` makes the HTML, every model or repository text escaped.
  */
+import { type Subscription, type Usage, costText, wakesText } from "./costs";
 import { RemoraEvent, checkText, timeOf } from "./eventFormat";
 
 export interface Party {
@@ -30,6 +31,8 @@ export interface Entry {
   question_id?: string;
   proposal_id?: string | null;
   outcome?: string;
+  /** On a run's end: the subscription that woke the run, and the event's type. */
+  woken_by?: { id?: string; text?: string; event_type?: string | null };
 }
 
 export interface Check {
@@ -52,6 +55,11 @@ export interface CardLike {
   callers?: { name?: string; qualified_name?: string; id?: string }[];
   callees?: { name?: string; qualified_name?: string; id?: string }[];
   last_answer?: { text?: string; truncated?: boolean; lines?: number } | null;
+  /** What all the node's runs cost (stored by the server). */
+  usage?: Usage;
+  /** A person muted it: only their messages wake it. */
+  muted?: boolean;
+  subscriptions?: Subscription[];
 }
 
 const ENDS: Record<string, string> = {
@@ -273,7 +281,8 @@ function button(action: string, label: string, data: Record<string, string>, pri
 function entryHtml(conv: Conversation, entry: Entry, agentName: string): string {
   const classes = ["entry", `role-${entry.role}`, `kind-${entry.kind}`].map((c) => c.replace(/[^\w-]/g, "")).join(" ");
   const when = timeOf(entry.timestamp);
-  const head = `<div class="who">${escapeHtml(speaker(entry, agentName))}${when ? ` <span class="when">${when}</span>` : ""}</div>`;
+  const woke = entry.woken_by ? ` <span class="muted">(woken by ${escapeHtml(entry.woken_by.text ?? entry.woken_by.id ?? "?")}${entry.woken_by.event_type ? `: ${escapeHtml(entry.woken_by.event_type)}` : ""})</span>` : "";
+  const head = `<div class="who">${escapeHtml(speaker(entry, agentName))}${woke}${when ? ` <span class="when">${when}</span>` : ""}</div>`;
   let body: string;
   if (entry.kind === "proposal" && entry.proposal_id) {
     const id = entry.proposal_id;
@@ -301,9 +310,10 @@ function entryHtml(conv: Conversation, entry: Entry, agentName: string): string 
 function cardHtml(card: CardLike | undefined, conv: Conversation): string {
   if (!card) return `<div class="card"><div class="title">${escapeHtml(conv.nodeId)}</div></div>`;
   const where = card.file_path ? `${card.file_path}${typeof card.line === "number" ? `:${card.line + 1}` : ""}` : "";
-  const facts = [card.kind ?? "node", where, `agent ${card.agent_status ?? "?"}`, `${card.pending_proposals ?? 0} pending`].filter((f) => f);
+  const facts = [card.kind ?? "node", where, `agent ${card.agent_status ?? "?"}`, `${card.pending_proposals ?? 0} pending`, card.usage ? `${card.usage.runs ?? 0} runs, ${costText(card.usage)}` : ""].filter((f) => f);
   const names = (refs: CardLike["callers"]): string => (refs ?? []).map((r) => r.qualified_name ?? r.name ?? r.id ?? "").filter((n) => n).join(", ");
-  const rel = [["callers", names(card.callers)], ["callees", names(card.callees)]]
+  const wakes = card.subscriptions ? wakesText(card) : "";
+  const rel = [["callers", names(card.callers)], ["callees", names(card.callees)], ["wakes for", wakes]]
     .filter(([, v]) => v)
     .map(([k, v]) => `<div class="rel"><span class="muted">${k}:</span> ${escapeHtml(v!)}</div>`)
     .join("");

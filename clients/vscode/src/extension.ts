@@ -9,13 +9,15 @@ import { Commands } from "./commands";
 import { CONVERSATION_VIEW, ConversationView } from "./conversation";
 import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
 import { RUNS_VIEW, RunsView } from "./runsView";
-import { SessionTally } from "./sessionTally";
+import { SessionTally, type StoredTotals } from "./sessionTally";
+import { WakeCommands } from "./wakes";
 import { RESTART_SETTINGS } from "./settings";
 import { StatusItem } from "./statusBar";
 import { NodeTreeProvider } from "./views";
 import { vscode } from "./vscodeapi";
 
 const RESTART_DEBOUNCE_MS = 500;
+const USAGE_DELAY_MS = 150;
 const PROPOSAL_EVENTS = new Set(["rewrite_proposed", "rewrite_applied", "rewrite_rejected", "rewrite_stale"]);
 
 /** What activate() returns: for other extensions and the end-to-end tests. */
@@ -43,12 +45,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   const commands = new Commands(server, runs, events);
   const tree = new NodeTreeProvider(server);
   const conversation = new ConversationView(server);
-  const runsView = new RunsView(server, tally);
+  const runsView = new RunsView(server);
   const status = new StatusItem(tally);
   commands.conversation = conversation;
   const received: RemoraEvent[] = [];
   context.subscriptions.push(output, events, server, status, conversation, runsView);
   commands.register(context);
+  new WakeCommands(commands, events).register(context);
   const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
   context.subscriptions.push(vscode.window.registerTreeDataProvider(RUNS_VIEW, runsView));
@@ -83,6 +86,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
     showStatus();
   };
 
+  // Today's tokens, as the server stored them (read again after events that add some).
+  let usageTimer: NodeJS.Timeout | undefined;
+  const readUsage = async (): Promise<void> => {
+    try {
+      const report = (await server.client?.sendRequest("workspace/executeCommand", { command: "remora.usage", arguments: [{ since: "today", limit: 1 }] })) as { total?: StoredTotals } | undefined;
+      if (tally.set(report?.total)) showStatus();
+    } catch {
+      // Mid-restart: the next event reads them again.
+    }
+  };
+  const readUsageSoon = (): void => {
+    if (usageTimer) clearTimeout(usageTimer);
+    usageTimer = setTimeout(() => void readUsage(), USAGE_DELAY_MS);
+  };
+
   let refreshTimer: NodeJS.Timeout | undefined;
   const refreshSoon = (): void => {
     if (refreshTimer) clearTimeout(refreshTimer);
@@ -98,7 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       received.push(event);
       if (received.length > 500) received.shift();
       runs.update(event);
-      tally.update(event);
+      if (tally.changes(event)) readUsageSoon();
       conversation.onEvent(event);
       runsView.onEvent(event);
       batch.onEvent(event);
@@ -120,6 +138,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
       conversation.onServerStarted();
       void runsView.refresh();
       void countPending();
+      void readUsage();
     });
     refreshSoon();
   });

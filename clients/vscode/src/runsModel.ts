@@ -1,18 +1,30 @@
 /**
  * The Runs view's data, from `remora.runs.list` (RunRow): runs grouped as a
  * person reads them — waiting for you, running, queued, recent — each with its
- * trigger, outcome, duration and (for runs this session saw) tokens. Pure.
+ * trigger (and the subscription that fired it), outcome, duration and tokens
+ * (as the server stored them). Pure.
  */
 export interface RunRow {
   id: string | null;
   node: { id: string; name?: string | null; file_path?: string | null; line?: number | null };
   status: "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "interrupted" | string;
-  trigger?: { kind?: string; text?: string; message?: string; from?: { id?: string; name?: string | null } };
+  trigger?: {
+    kind?: string;
+    text?: string;
+    message?: string;
+    from?: { id?: string; name?: string | null };
+    /** The node's subscription that fired the run. */
+    subscription?: { id?: string; text?: string };
+  };
   started_at?: number | null;
   ended_at?: number | null;
   queued_at?: number | null;
   outcome?: string | null;
   answered_by?: string | null;
+  /** `limit_reached` when a token budget stopped the run. */
+  reason?: string | null;
+  /** What the run cost (not for a queued run). */
+  usage?: { input_tokens?: number; output_tokens?: number; cached_tokens?: number; tokens?: number; requests?: number; seconds?: number };
 }
 
 export type GroupId = "waiting" | "running" | "queued" | "recent";
@@ -67,7 +79,14 @@ export function triggerText(row: RunRow): string {
   const t = row.trigger;
   if (!t) return "unknown trigger";
   if (t.kind === "person" && t.message) return `you: “${oneLine(t.message, 40)}”`;
-  return t.text ?? t.kind ?? "unknown trigger";
+  const text = t.text ?? t.kind ?? "unknown trigger";
+  const fired = t.subscription?.text ?? t.subscription?.id;
+  return fired ? `${text} [${fired}]` : text;
+}
+
+/** The tokens a run used, as the server stored them (undefined: queued). */
+export function tokensOf(row: RunRow): number | undefined {
+  return typeof row.usage?.tokens === "number" ? row.usage.tokens : undefined;
 }
 
 export function nodeName(row: RunRow): string {
@@ -75,21 +94,24 @@ export function nodeName(row: RunRow): string {
 }
 
 /** The item's description: trigger · outcome · duration · tokens. */
-export function describeRun(row: RunRow, now: number, tokens: number | undefined): string {
+export function describeRun(row: RunRow, now: number): string {
   const parts = [triggerText(row)];
-  if (groupOf(row) === "recent") parts.push(row.status === "done" ? "done" : row.status);
+  const tokens = tokensOf(row);
+  if (groupOf(row) === "recent") parts.push(row.reason === "limit_reached" ? "limit reached" : row.status === "done" ? "done" : row.status);
   const duration = durationOf(row, now);
   if (duration) parts.push(duration);
   if (tokens !== undefined) parts.push(`${tokens} tokens`);
   return parts.join(" · ");
 }
 
-export function runTooltip(row: RunRow, now: number, tokens: number | undefined): string {
+export function runTooltip(row: RunRow, now: number): string {
   const lines = [`${nodeName(row)} — ${row.status}`, `run: ${row.id ?? "(queued, no id yet)"}`, `trigger: ${row.trigger?.text ?? "unknown"}`];
   if (row.trigger?.message) lines.push(`message: ${oneLine(row.trigger.message, 300)}`);
   const duration = durationOf(row, now);
   if (duration) lines.push(`duration: ${duration}`);
-  lines.push(`tokens: ${tokens === undefined ? "not seen by this session" : tokens}`);
+  const u = row.usage;
+  lines.push(u ? `tokens: ${u.tokens ?? 0} (${u.input_tokens ?? 0} in, ${u.cached_tokens ?? 0} of them cached; ${u.output_tokens ?? 0} out; ${u.requests ?? 0} requests)` : "tokens: none yet");
+  if (row.reason === "limit_reached") lines.push("stopped at a token budget (agents.max_tokens_per_*)");
   if (row.outcome) lines.push(`outcome: ${oneLine(row.outcome, 300)}`);
   if (row.answered_by) lines.push(`answered by run ${row.answered_by}`);
   return lines.join("\n");

@@ -8,7 +8,6 @@
 import type { ServerManager } from "./client";
 import { RemoraEvent } from "./eventFormat";
 import { RunGroup, RunRow, describeRun, groupRuns, nodeName, runContext, runIcon, runTooltip } from "./runsModel";
-import type { SessionTally } from "./sessionTally";
 import { vscode } from "./vscodeapi";
 
 export const RUNS_VIEW = "remora.runs";
@@ -37,10 +36,7 @@ export class RunsView implements vscode.TreeDataProvider<Element>, vscode.Dispos
   /** Resolves each time the view re-read the runs (for tests). */
   refreshes = 0;
 
-  constructor(
-    private readonly server: ServerManager,
-    private readonly tally: SessionTally,
-  ) {}
+  constructor(private readonly server: ServerManager) {}
 
   private async exec<T>(command: string, argument: Record<string, unknown>): Promise<T> {
     const client = this.server.client;
@@ -94,10 +90,9 @@ export class RunsView implements vscode.TreeDataProvider<Element>, vscode.Dispos
       return item;
     }
     const now = Date.now() / 1000;
-    const tokens = this.tally.tokensOf(element.id);
     const item = new vscode.TreeItem(nodeName(element), vscode.TreeItemCollapsibleState.None);
-    item.description = describeRun(element, now, tokens);
-    item.tooltip = runTooltip(element, now, tokens);
+    item.description = describeRun(element, now);
+    item.tooltip = runTooltip(element, now);
     const [icon, colour] = runIcon(element);
     item.iconPath = new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
     item.contextValue = runContext(element);

@@ -1,4 +1,6 @@
-"""``remora ps``: agent runs in flight (``--all``: recent ones too)."""
+"""``remora ps``: agent runs in flight (``--all``: recent ones too), each with
+what woke it and what it cost so far.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import logging
 from remora_core.swarm.run_list import RunStatus
 
 from remora_cli import output
+from remora_cli.verbs.usage import duration, tokens
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +43,9 @@ async def run(args, backend) -> int:
             output.when(r.get("ended_at")),
             r["node"]["id"],
             r["node"].get("name") or "",
-            r["trigger"]["text"],
-            (r.get("outcome") or "").splitlines()[0][:60] if r.get("outcome") else "",
+            _trigger(r["trigger"]),
+            _cost(r.get("usage")),
+            _outcome(r),
         )
         for r in runs
     ]
@@ -49,8 +53,37 @@ async def run(args, backend) -> int:
         "no runs" if args.all else "no runs in flight (remora ps --all: recent ones)"
     )
     output.emit_table(
-        ("RUN", "STATUS", "STARTED", "ENDED", "NODE", "NAME", "TRIGGER", "OUTCOME"),
+        (
+            "RUN",
+            "STATUS",
+            "STARTED",
+            "ENDED",
+            "NODE",
+            "NAME",
+            "TRIGGER",
+            "TOKENS/TIME",
+            "OUTCOME",
+        ),
         rows,
         empty,
     )
     return 0
+
+
+def _trigger(trigger: dict) -> str:
+    """What woke the run, and by which subscription."""
+    fired = trigger.get("subscription")
+    return f"{trigger['text']} [{fired['text']}]" if fired else trigger["text"]
+
+
+def _cost(usage: dict | None) -> str:
+    """A run's tokens and wall time (nothing for a queued run)."""
+    if not usage:
+        return ""
+    return f"{tokens(usage['tokens'])} / {duration(usage['seconds'])}"
+
+
+def _outcome(run: dict) -> str:
+    """The outcome's first line; a budget's stop says so first."""
+    text = (run.get("outcome") or "").splitlines()[0][:60] if run.get("outcome") else ""
+    return f"limit reached: {text}" if run.get("reason") == "limit_reached" else text

@@ -19,12 +19,12 @@ On the embedded model a fenced reply is written under a grammar: a guarded
 turn's keeps the code (``guided.py``), any other ends at its code block.
 
 Each request is an ``model_request`` / ``model_response`` pair (``resilient.py``
-retries connection errors and 5xx). Limits: ``max_turns`` requests, ``max_tokens``
-tokens, a run timeout that does not count waits for a person. A failure ends
-the turn with :class:`TurnFailed` whose message a person understands. Triggers
-that are only a person's edits of the agent's own code do not call the model
-unless the bundle's ``react_to_own_edits`` says so: typing must not burn model
-time. The chat history is saved after a turn that completed.
+retries connection errors and 5xx). Limits: ``max_turns`` requests, the token
+budgets of ``budgets.py``, a run timeout that does not count waits for a person.
+A failure ends the turn with :class:`TurnFailed` whose message a person
+understands. Triggers that are only a person's edits of the agent's own code
+do not call the model unless the bundle's ``react_to_own_edits`` says so:
+typing must not burn model time. The chat history is saved after a turn that completed.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
+from remora_core.agents.budgets import LIMIT_REACHED, allowance, limit_failure
 from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
@@ -66,6 +67,7 @@ from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
 from remora_core.events.models import HumanChat, ToolCalled, ToolResult
 from remora_core.events.models import ModelRequest as ModelRequestEvent
 from remora_core.events.models import ModelResponse as ModelResponseEvent
+from remora_core.store.runs import RunUsageAdded
 from remora_core.swarm.turns import TurnFailed
 
 if TYPE_CHECKING:
@@ -115,14 +117,16 @@ class AgentKernel:
         timeout_s = (
             limits and limits.timeout_s
         ) or services.config.agents.run_timeout_s
+        allowed = await allowance(turn, bundle, services.config.agents)
+        if allowed.tokens <= 0:
+            raise limit_failure(turn, allowed, before=True)
+        usage_limits = self._limits(context, allowed.tokens)
         history = await services.memory.load(turn.agent_id)
         try:
             async with asyncio.timeout(timeout_s) as deadline:
                 context.deadline = deadline
-                if endpoint.protocol == "fenced":
-                    answer, messages = await self._fenced(context, endpoint, history)
-                else:
-                    answer, messages = await self._tools(context, endpoint, history)
+                run = self._fenced if endpoint.protocol == "fenced" else self._tools
+                answer, messages = await run(context, endpoint, history, usage_limits)
         except TimeoutError:
             raise TurnFailed(
                 f"The run took longer than {timeout_s:g} s (agents.run_timeout_s) "
@@ -131,7 +135,9 @@ class AgentKernel:
         except ModelAPIError as error:  # HTTP errors, connection errors, garbage
             raise TurnFailed(describe_model_error(error, endpoint, self)) from None
         except UsageLimitExceeded as error:
-            raise TurnFailed(describe_limit(error, context)) from None
+            if "token" in str(error):
+                raise limit_failure(turn, allowed, before=False) from None
+            raise TurnFailed(describe_limit(context), LIMIT_REACHED) from None
         except UnexpectedModelBehavior as error:
             hint = (
                 " A model better at tool calling, or model.protocol: fenced, may help."
@@ -172,12 +178,16 @@ class AgentKernel:
             )
 
         def on_response(usage: Any, finish_reason: str) -> None:
+            spent = tokens_of(usage)
+            # The run's totals ride in the transaction of its response.
+            turn.swarm.events.also_write(RunUsageAdded(turn.run_id, *spent))
             turn.emit_nowait(
                 ModelResponseEvent(
                     agent_id=turn.agent_id,
                     usage={
-                        "input_tokens": usage.input_tokens or 0,
-                        "output_tokens": usage.output_tokens or 0,
+                        "input_tokens": spent[0],
+                        "output_tokens": spent[1],
+                        **({"cached_tokens": spent[2]} if spent[2] else {}),
                     },
                     finish_reason=finish_reason,
                 )
@@ -214,11 +224,14 @@ class AgentKernel:
             settings["extra_body"] = extra
         return settings
 
-    def _limits(self, context: AgentContext) -> UsageLimits:
+    def _limits(self, context: AgentContext, tokens: int) -> UsageLimits:
+        """The run's limits: its requests, and the ``tokens`` its budgets
+        allow (``budgets.py``).
+        """
         agents, limits = self.services.config.agents, context.bundle.limits
         return UsageLimits(
             request_limit=(limits and limits.max_turns) or agents.max_turns,
-            total_tokens_limit=(limits and limits.max_tokens) or agents.max_tokens,
+            total_tokens_limit=tokens,
         )
 
     # ---- the tools protocol ----------------------------------------------------------
@@ -243,7 +256,11 @@ class AgentKernel:
         return tools
 
     async def _tools(
-        self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
+        self,
+        context: AgentContext,
+        endpoint: Endpoint,
+        history: list[ModelMessage],
+        limits: UsageLimits,
     ) -> tuple[str, list[ModelMessage]]:
         options = self._run_options(context, endpoint, self._tools_for(context))
         stream = self.services.config.model.stream
@@ -251,7 +268,7 @@ class AgentKernel:
         async with self.agent.iter(
             turn_input(context),
             message_history=history,
-            usage_limits=self._limits(context),
+            usage_limits=limits,
             **options,
         ) as run:
             async for step in run:
@@ -296,10 +313,13 @@ class AgentKernel:
     # ---- the fenced protocol ---------------------------------------------------------
 
     async def _fenced(
-        self, context: AgentContext, endpoint: Endpoint, history: list[ModelMessage]
+        self,
+        context: AgentContext,
+        endpoint: Endpoint,
+        history: list[ModelMessage],
+        limits: UsageLimits,
     ) -> tuple[str, list[ModelMessage]]:
         options = self._run_options(context, endpoint, [])
-        limits = self._limits(context)
         prompt, messages = turn_input(context), list(history)
         retried, answer = False, ""
         used_requests = used_tokens = 0
@@ -549,22 +569,28 @@ def _root_cause(error: BaseException) -> str:
     return text.strip().rstrip(".") or type(error).__name__
 
 
-def describe_limit(error: UsageLimitExceeded, context: AgentContext) -> str:
-    """Which limit a run reached and where that limit is set."""
+def describe_limit(context: AgentContext) -> str:
+    """The run reached its limit of model requests, and where it is set (a
+    token budget says so itself: ``budgets.limit_failure``).
+    """
     agents, bundle = context.services.config.agents, context.bundle
-    limits = bundle.limits
-    if "token" in str(error):
-        setting, own = "max_tokens", limits and limits.max_tokens
-        value = own or agents.max_tokens
-        what = f"{value:,} tokens"
-    else:
-        setting, own = "max_turns", limits and limits.max_turns
-        value = own or agents.max_turns
-        what = f"{value} model requests"
-    where = f"limits.{setting} of bundle {bundle.name}" if own else f"agents.{setting}"
+    own = bundle.limits and bundle.limits.max_turns
+    value = own or agents.max_turns
+    where = f"limits.max_turns of bundle {bundle.name}" if own else "agents.max_turns"
     return (
-        f"The run stopped at its limit of {what} ({where}) before the model "
-        "finished; raise the limit or ask for less."
+        f"The run stopped at its limit of {value} model requests ({where}) before "
+        "the model finished; raise the limit or ask for less."
+    )
+
+
+def tokens_of(usage: Any) -> tuple[int, int, int]:
+    """(input, output, cached input) tokens of one response, as the server
+    reported them (0 where it did not).
+    """
+    return (
+        usage.input_tokens or 0,
+        usage.output_tokens or 0,
+        getattr(usage, "cache_read_tokens", 0) or 0,
     )
 
 

@@ -181,6 +181,9 @@ class AgentFailed(BaseEvent, frozen=True):
     """Set on the end of a run whose request was coalesced into another run's
     turn (quick chats to one agent): the run that answered it."""
     error: str
+    reason: str | None = None
+    """``limit_reached`` when a token budget stopped the run (the error names
+    the setting); None for any other failure."""
 
 
 class AgentCancelled(BaseEvent, frozen=True):
@@ -373,7 +376,7 @@ class GraphCompleted(BaseEvent, frozen=True):
 
 
 RefusalRule = Literal[
-    "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret"
+    "max_depth", "cycle", "turn_budget", "orphaned", "unknown_agent", "secret", "muted"
 ]
 """The cascade rule that refused a trigger (DESIGN §7)."""
 

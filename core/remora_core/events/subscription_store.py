@@ -1,9 +1,12 @@
-"""Persisted custom subscriptions (defaults are implicit, never stored)."""
+"""Persisted custom subscriptions (defaults are implicit, never stored) and
+the agents a person muted.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from remora_core.events.subscriptions import Pattern, Subscription
@@ -84,3 +87,31 @@ class SubscriptionStore:
             )
 
         await self.database.transaction(work, "removing subscriptions")
+
+    async def muted(self) -> set[str]:
+        """Agents a person muted (``muted_agents``)."""
+        if self.database is None:
+            return set()
+
+        def work(db: sqlite3.Connection) -> set[str]:
+            rows = db.execute("SELECT agent_id FROM muted_agents").fetchall()
+            return {row[0] for row in rows}
+
+        return await self.database.read(work, "reading muted agents") or set()
+
+    async def set_muted(self, agent_id: str, muted: bool) -> None:
+        """Record that a person muted (or unmuted) an agent."""
+        if self.database is None:
+            return
+
+        def work(db: sqlite3.Connection) -> None:
+            if muted:
+                db.execute(
+                    "INSERT OR REPLACE INTO muted_agents (agent_id, muted_at) "
+                    "VALUES (?, ?)",
+                    (agent_id, time.time()),
+                )
+            else:
+                db.execute("DELETE FROM muted_agents WHERE agent_id = ?", (agent_id,))
+
+        await self.database.transaction(work, "muting an agent")

@@ -115,6 +115,14 @@ class EventJson(TypedDict):
     run_id: str | None
 
 
+class WokenBy(TypedDict):
+    """What woke a run: the subscription that fired, and the event's type."""
+
+    id: str
+    text: str
+    event_type: str | None
+
+
 ConversationEntry = TypedDict(
     "ConversationEntry",
     {
@@ -130,6 +138,7 @@ ConversationEntry = TypedDict(
         "options": NotRequired[list[str]],
         "question_id": NotRequired[str],
         "proposal_id": NotRequired["str | None"],
+        "woken_by": NotRequired[WokenBy],
     },
 )
 """One entry of a node's conversation (texts are never cut). ``kind``:
@@ -145,6 +154,65 @@ class LastAnswer(TypedDict):
     lines: int
     run_id: str | None
     timestamp: float
+
+
+class Usage(TypedDict):
+    """What some runs cost: tokens as the model reported them, wall time."""
+
+    runs: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    """Input tokens read from the server's cache, where it reports them."""
+    tokens: int
+    """Input plus output (what the budgets count)."""
+    requests: int
+    seconds: float
+    """Wall time of the runs, summed (a running one until now)."""
+
+
+class RunUsage(TypedDict):
+    """What one run cost."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    tokens: int
+    requests: int
+    seconds: float
+
+
+class SubscriptionMatch(TypedDict):
+    """A run a subscription fired."""
+
+    run_id: str
+    event_id: str | None
+    event_type: str | None
+    at: float
+
+
+class SubscriptionJson(TypedDict):
+    """One of a node's subscriptions and what it fired lately."""
+
+    id: str
+    default: bool
+    """One of the two every node has (messages to it, changes of its code)."""
+    pattern: dict[str, Any]
+    text: str
+    """The pattern in words."""
+    created_at: float | None
+    fired: int
+    """Runs it fired among the node's latest 50."""
+    matched: list[SubscriptionMatch]
+    """The latest of those runs (at most 5)."""
+
+
+class NodeSubscriptions(TypedDict):
+    """A node's subscriptions, and whether a person muted it."""
+
+    node_id: str
+    muted: bool
+    subscriptions: list[SubscriptionJson]
 
 
 class NodeCard(NodeRef):
@@ -166,6 +234,11 @@ class NodeCard(NodeRef):
     last_answer: LastAnswer | None
     conversation: list[ConversationEntry]
     """The conversation's latest entries."""
+    usage: Usage
+    """What all the node's runs cost."""
+    muted: bool
+    """A person muted it: only their messages wake it."""
+    subscriptions: list[SubscriptionJson]
 
 
 class RunId(TypedDict):
@@ -229,6 +302,13 @@ class RunNode(TypedDict):
     line: int | None
 
 
+class FiredBy(TypedDict):
+    """The subscription that fired a run."""
+
+    id: str
+    text: str
+
+
 Trigger = TypedDict(
     "Trigger",
     {
@@ -236,9 +316,12 @@ Trigger = TypedDict(
         "text": str,
         "message": NotRequired[str],
         "from": NotRequired[Party],
+        "subscription": NotRequired[FiredBy],
     },
 )
-"""What started a run: ``kind`` person, message, request, reply, change, …"""
+"""What started a run: ``kind`` person, message, request, reply, change, …;
+``subscription`` the one of the node's that fired (``text``: a default's name
+in words, a custom one's id)."""
 
 
 class KeptQuestion(TypedDict):
@@ -264,6 +347,10 @@ class RunRow(TypedDict):
     outcome: str | None
     queued_at: NotRequired[float]
     answered_by: NotRequired[str | None]
+    reason: NotRequired[str | None]
+    """``limit_reached`` when a token budget stopped the run."""
+    usage: NotRequired[RunUsage]
+    """What the run cost (not for a queued one)."""
     question: NotRequired[KeptQuestion]
     """A ``waiting`` run interrupted by a restart: the question it waits on
     (answer it with ``remora.agent.respond``)."""
@@ -407,6 +494,42 @@ class TrustRow(TypedDict):
     """What the repository wants that needs trust ('' for nothing)."""
     hosts: dict[str, bool]
     """``host:port`` → whether the key may be sent there."""
+
+
+class UsageRow(Usage):
+    """The totals of one node, graph run or day."""
+
+    key: str
+    """The node id, the graph run id, the correlation id or the day
+    (``YYYY-MM-DD``, local)."""
+    name: NotRequired[str | None]
+    """The node's qualified name (by node)."""
+
+
+class UsageReport(TypedDict):
+    """What agents cost: in all, by node, graph run, cascade and day."""
+
+    since: float | None
+    total: Usage
+    by_node: list[UsageRow]
+    by_graph: list[UsageRow]
+    by_cascade: list[UsageRow]
+    """By correlation id: what one request of a person set off."""
+    by_day: list[UsageRow]
+
+
+class SubscriptionId(TypedDict):
+    """The subscription added."""
+
+    subscription_id: str
+
+
+class Muted(TypedDict):
+    """Whether the node is muted now, and whether that changed."""
+
+    node_id: str
+    muted: bool
+    changed: bool
 
 
 class RefusedLines(TypedDict):

@@ -20,9 +20,9 @@ or, for an editor that opens documents while the store loads,
 
 Its facades (``remora_core/front/``): ``nodes``, ``documents``, ``files``,
 ``runs``, ``proposals``, ``history``, ``attribution``, ``graphs``,
-``checkpoints``, ``trust``; the commands of every door are the table of
-``front/commands.py`` over them. Facades wait for the project to start
-themselves (``front/startup.py``).
+``checkpoints``, ``trust``, ``usage``, ``subscriptions``; the commands of
+every door are the table of ``front/commands.py`` over them. Facades wait for
+the project to start themselves (``front/startup.py``).
 
 Starting builds the parts that work on the project's store
 (:class:`~remora_core.parts.ProjectParts`), then indexes the workspace;
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.front.attribution import Attribution
 from remora_core.front.batches import Checkpoints, Graphs
+from remora_core.front.costs import Costs
 from remora_core.front.documents import Documents, Files
 from remora_core.front.history import History
 from remora_core.front.nodes import Nodes
@@ -51,6 +52,7 @@ from remora_core.front.reverts import Reverts
 from remora_core.front.runs import Runs
 from remora_core.front.startup import Startup
 from remora_core.front.trust import TrustFacade
+from remora_core.front.wakes import Wakes
 from remora_core.index.code_index import CodeIndex
 from remora_core.index.disk import DiskSync
 from remora_core.index.document_sync import DocumentSync
@@ -122,6 +124,8 @@ class RemoraApp:
         self.attribution = Attribution(index, startup)
         self.graphs = Graphs(startup)
         self.checkpoints = Checkpoints(startup)
+        self.usage = Costs(startup)
+        self.subscriptions = Wakes(startup, self.nodes)
         self.trust = TrustFacade(root, decisions or RememberedTrust())
 
     @classmethod

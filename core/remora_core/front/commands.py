@@ -14,7 +14,9 @@ listed below; it reaches every door without touching them.
 - :mod:`.proposal_commands` — accept (one or several), reject, diff, list;
 - :mod:`.revert_commands` — revert a proposal, a graph run;
 - :mod:`.batch_commands` — graph runs, checkpoints, attribution;
-- :mod:`.trust_commands` — whether a repository is trusted.
+- :mod:`.trust_commands` — whether a repository is trusted;
+- :mod:`.cost_commands` — what agents' runs cost;
+- :mod:`.wake_commands` — a node's subscriptions, muting.
 
 Node references may be any reference of :mod:`.nodes` (an id, a unique prefix,
 ``path::qualified.name``), proposals an id or a unique prefix; files a ``uri``
@@ -28,12 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.front.agent_commands import AGENT_COMMANDS
 from remora_core.front.batch_commands import BATCH_COMMANDS
+from remora_core.front.cost_commands import COST_COMMANDS
 from remora_core.front.errors import InvalidArguments
 from remora_core.front.node_commands import NODE_COMMANDS
 from remora_core.front.proposal_commands import PROPOSAL_COMMANDS
 from remora_core.front.revert_commands import REVERT_COMMANDS
 from remora_core.front.table import Command, Door, parse
 from remora_core.front.trust_commands import TRUST_COMMANDS
+from remora_core.front.wake_commands import WAKE_COMMANDS
 
 if TYPE_CHECKING:
     from remora_core.front.app import RemoraApp
@@ -49,6 +53,8 @@ COMMANDS: dict[str, Command] = {
         *REVERT_COMMANDS,
         *BATCH_COMMANDS,
         *TRUST_COMMANDS,
+        *COST_COMMANDS,
+        *WAKE_COMMANDS,
     )
 }
 """Command name → its definition."""

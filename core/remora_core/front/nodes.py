@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from remora_core.discovery.files import secret_glob
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.history.conversation import conversation, last_answer
+from remora_core.history.subscribed import node_subscriptions
 from remora_core.index.cards import node_card, node_ref
 from remora_core.index.identity import ID_PREFIX, is_node_id
 from remora_core.model import NodeStatus
@@ -189,7 +190,8 @@ class Nodes:
 
     async def card(self, node: CodeNode, recent: int = RECENT_EVENTS) -> dict[str, Any]:
         """The node card: :func:`node_card` + pending proposals + recent events +
-        the last answer and the conversation's latest entries (``history.py``).
+        the last answer and the conversation's latest entries (``history.py``),
+        what its runs cost, its subscriptions and whether it is muted.
         """
         parts = await self._startup.parts()
         card = node_card(self._index.graph, node)
@@ -200,4 +202,7 @@ class Nodes:
         card["recent_events"] = [stored.to_json() for stored in events]
         card["last_answer"] = await last_answer(parts.swarm.events, node.id)
         card["conversation"] = await conversation(parts.swarm, node.id, CONVERSATION)
+        card["usage"] = (await parts.swarm.usage.total(node_id=node.id)).to_json()
+        card["muted"] = node.id in parts.swarm.rules.muted
+        card["subscriptions"] = await node_subscriptions(parts.swarm, node.id)
         return card

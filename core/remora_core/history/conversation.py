@@ -10,12 +10,15 @@ payload is already bounded when stored, ``limits.*``). The same entries feed
 Each entry is a dict: ``role`` (``person`` | ``agent`` | ``node`` — another
 node's agent), ``kind`` (what it is, below), ``text``, ``run_id``,
 ``timestamp``, ``seq``, and where they apply ``from`` / ``to`` (``{id,
-name}``), ``options``, ``proposal_id``.
+name}``), ``options``, ``proposal_id``; a run's end says what woke the run
+(``woken_by``: the subscription that fired and the event's type).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from remora_core.history.subscribed import name_wakers
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -60,6 +63,7 @@ async def conversation(
     for trigger, run_id in (await swarm.runs.for_triggers(list(received))).items():
         if received[trigger]["kind"] in ("message", "request", "reply"):
             received[trigger]["run_id"] = run_id
+    await name_wakers(swarm, entries)
     return entries
 
 

@@ -200,6 +200,44 @@ MIGRATIONS: list[str] = [
     ALTER TABLE files ADD COLUMN ctime_ns INTEGER;
     ALTER TABLE files ADD COLUMN inode INTEGER;
     """,
+    # 10: what a run cost and why it woke (issue 28 §3-§4): its tokens as the
+    # model reported them, summed (older runs' from their ``model_response``
+    # events), why it ended when a budget stopped it, the subscription that
+    # fired it, the graph run whose step it is (older runs' from their
+    # trigger); runs by cascade, node and graph run for the totals; muted
+    # agents.
+    """
+    ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN end_reason TEXT;  -- limit_reached | NULL
+    ALTER TABLE runs ADD COLUMN subscription_id TEXT;  -- the one that fired
+    ALTER TABLE runs ADD COLUMN graph_run_id TEXT;  -- a graph step's run
+    UPDATE runs SET
+        input_tokens = COALESCE(u.i, 0), output_tokens = COALESCE(u.o, 0),
+        requests = u.n
+    FROM (
+        SELECT run_id,
+            SUM(json_extract(payload, '$.usage.input_tokens')) AS i,
+            SUM(json_extract(payload, '$.usage.output_tokens')) AS o,
+            COUNT(*) AS n
+        FROM events WHERE type = 'model_response' AND run_id IS NOT NULL
+        GROUP BY run_id
+    ) AS u
+    WHERE runs.id = u.run_id;
+    UPDATE runs SET graph_run_id = (
+        SELECT json_extract(e.payload, '$.graph_run_id') FROM events AS e
+        WHERE e.id = runs.trigger_event_id AND e.type = 'human_chat'
+    );
+    CREATE INDEX runs_by_graph ON runs(graph_run_id);
+    CREATE INDEX runs_by_correlation ON runs(correlation_id);
+    CREATE INDEX runs_by_node ON runs(node_id, started_at);
+    CREATE TABLE muted_agents (
+        agent_id TEXT PRIMARY KEY,
+        muted_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remora_core.model import RunStatus
 from remora_core.redact import scrub
@@ -25,14 +25,22 @@ RUN_ENDS = {
 
 _START_RUN = (
     "INSERT INTO runs (id, node_id, trigger_event_id, correlation_id, "
-    "status, started_at) VALUES (?, ?, ?, ?, ?, ?)"
+    "status, started_at, subscription_id, graph_run_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _CANCELLED_RUN = (
     "INSERT OR IGNORE INTO runs (id, node_id, trigger_event_id, correlation_id, "
     "status, started_at, ended_at, error) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, 'cancelled before it started')"
 )
-_FINISH_RUN = "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?"
+_FINISH_RUN = (
+    "UPDATE runs SET status = ?, ended_at = ?, error = ?, end_reason = ? WHERE id = ?"
+)
+_ADD_USAGE = (
+    "UPDATE runs SET input_tokens = input_tokens + ?, "
+    "output_tokens = output_tokens + ?, cached_tokens = cached_tokens + ?, "
+    "requests = requests + 1 WHERE id = ?"
+)
 _ADD_CHAIN = (
     "INSERT OR REPLACE INTO activation_chain "
     "(correlation_id, agent_id, depth, timestamp) VALUES (?, ?, ?, ?)"
@@ -52,6 +60,10 @@ class RunStarted:
     trigger_event_id: str | None
     correlation_id: str | None
     started_at: float
+    subscription_id: str | None = None
+    """The subscription that fired it (``swarm/wake.py``)."""
+    graph_run_id: str | None = None
+    """The graph run whose step it is."""
 
     def write(self, db: sqlite3.Connection) -> None:
         """Insert the run as ``running`` (in the database thread)."""
@@ -64,6 +76,8 @@ class RunStarted:
                 self.correlation_id,
                 RunStatus.RUNNING,
                 self.started_at,
+                self.subscription_id,
+                self.graph_run_id,
             ),
         )
 
@@ -79,12 +93,36 @@ class RunsFinished:
     ended_at: float
     error: str | None
     """Already scrubbed of secrets."""
+    reason: str | None = None
+    """Why it ended, when a person should know (``limit_reached``)."""
 
     def write(self, db: sqlite3.Connection) -> None:
         """Update the runs' rows (in the database thread)."""
         db.executemany(
             _FINISH_RUN,
-            [(self.status, self.ended_at, self.error, i) for i in self.run_ids],
+            [
+                (self.status, self.ended_at, self.error, self.reason, i)
+                for i in self.run_ids
+            ],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunUsageAdded:
+    """One model response's tokens, added to its run's totals (written with
+    its ``model_response``).
+    """
+
+    run_id: str
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Add to the run's totals (in the database thread)."""
+        db.execute(
+            _ADD_USAGE,
+            (self.input_tokens, self.output_tokens, self.cached_tokens, self.run_id),
         )
 
 
@@ -141,6 +179,27 @@ class RunRow:
     started_at: float
     ended_at: float | None
     error: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    requests: int = 0
+    end_reason: str | None = None
+    subscription_id: str | None = None
+    graph_run_id: str | None = None
+
+
+RUN_COLUMNS = (
+    "id, node_id, trigger_event_id, correlation_id, status, started_at, "
+    "ended_at, error, input_tokens, output_tokens, cached_tokens, requests, "
+    "end_reason, subscription_id, graph_run_id"
+)
+"""The columns :func:`run_row` reads, in order."""
+
+
+def run_row(row: tuple[Any, ...]) -> RunRow:
+    """A :class:`RunRow` from the columns :data:`RUN_COLUMNS` name."""
+    run_id, node, trigger, correlation, stored, *rest = row
+    return RunRow(run_id, node, trigger, correlation, _status(stored), *rest)
 
 
 def _status(stored: str) -> RunStatus:
@@ -260,17 +319,27 @@ class RunStore:
 
         def work(db: sqlite3.Connection) -> list[RunRow]:
             rows = db.execute(
-                "SELECT id, node_id, trigger_event_id, correlation_id, status, "
-                f"started_at, ended_at, error FROM runs {clause}"
+                f"SELECT {RUN_COLUMNS} FROM runs {clause}"
                 "ORDER BY started_at DESC LIMIT ?",
                 (*args, limit),
             ).fetchall()
-            return [
-                RunRow(i, node, trigger, correlation, _status(stored), *rest)
-                for i, node, trigger, correlation, stored, *rest in rows
-            ]
+            return [run_row(row) for row in rows]
 
         return await self.database.read(work, "listing runs") or []
+
+    async def by_ids(self, run_ids: list[str]) -> dict[str, RunRow]:
+        """The recorded runs of ``run_ids`` (unknown ones are left out)."""
+        if self.database is None or not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+
+        def work(db: sqlite3.Connection) -> dict[str, RunRow]:
+            rows = db.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs WHERE id IN ({marks})", run_ids
+            ).fetchall()
+            return {row[0]: run_row(row) for row in rows}
+
+        return await self.database.read(work, "reading runs") or {}
 
     async def for_triggers(self, event_ids: list[str]) -> dict[str, str]:
         """Trigger event id → the run it started (the first, if coalesced)."""

@@ -17,7 +17,9 @@ is refused — with a ``trigger_refused`` event saying which rule — when:
 - ``turn_budget``: the cascade already has ``swarm.turn_budget`` turns;
 - ``orphaned`` / ``unknown_agent``: *A* is not an active node;
 - ``secret``: *A*'s file matches ``secrets.exclude`` — its agent never runs,
-  so its source never reaches a model.
+  so its source never reaches a model;
+- ``muted``: a person muted *A* (``remora.node.mute``): only what a person
+  sends it (:data:`PERSON_TYPES`) wakes it.
 
 Chains (which agents a cascade has reached) are kept in memory and persisted in
 ``activation_chain`` (with the next events' transaction); a chain older than
@@ -33,6 +35,9 @@ from dataclasses import dataclass, field
 
 from remora_core.events.models import BaseEvent, RefusalRule
 from remora_core.swarm.turns import REPLY_TAG, REQUEST_TAG
+
+PERSON_TYPES = ("human_chat", "rewrite_rejected")
+"""What a person sends an agent: it wakes a muted agent too."""
 
 EXPIRY_INTERVAL_S = 60.0
 """How often old chains are looked for while triggers arrive."""
@@ -79,6 +84,8 @@ class CascadeRules:
         """``"active"``, ``"orphaned"`` or None (unknown) for an agent id."""
         self.secret = secret
         """Why an agent may not run because its file is secret (None: it may)."""
+        self.muted: set[str] = set()
+        """Agents a person muted (the swarm loads and keeps it)."""
         self.clock = clock
         self.chains: dict[str, Chain] = {}
         self.unsaved: list[tuple[str, str, int, float]] = []
@@ -115,6 +122,11 @@ class CascadeRules:
             return Refusal("orphaned", f"{agent_id} no longer exists in its file")
         if (secret := self.secret(agent_id)) is not None:
             return Refusal("secret", secret)
+        kind = event.__dict__.get("type")
+        if agent_id in self.muted and kind not in PERSON_TYPES:
+            return Refusal(
+                "muted", f"{agent_id} is muted: only a person's message wakes it"
+            )
         depth = event.depth + 1
         if depth > self.max_depth:
             return Refusal(

@@ -40,6 +40,7 @@ from remora_core.events.subscription_store import SubscriptionStore
 from remora_core.events.subscriptions import Pattern, Subscription, SubscriptionIndex
 from remora_core.model import AgentStatus, NodeStatus
 from remora_core.store.runs import ChainsAdded, RunStore
+from remora_core.store.usage import UsageStore
 from remora_core.swarm.cascade import CascadeRules
 from remora_core.swarm.runner import Runner
 from remora_core.swarm.turns import TurnFunction, acknowledge
@@ -85,6 +86,7 @@ class Swarm:
         self.index = SubscriptionIndex(is_agent=self._is_agent)
         self.bus = EventBus(self.events.since)
         self.runs = RunStore(database)
+        self.usage = UsageStore(database)
         self.rules = CascadeRules(
             max_depth=config.swarm.max_depth,
             turn_budget=config.swarm.turn_budget,
@@ -170,6 +172,7 @@ class Swarm:
             else:
                 stale.append(subscription.id)
         await self.subscriptions.remove(stale)
+        self.rules.muted = await self.subscriptions.muted()
         cutoff = self.rules.expire()
         self.rules.expired_before = None  # load_chains deletes the old rows
         self.rules.load(await self.runs.load_chains(cutoff))
@@ -248,11 +251,13 @@ class Swarm:
             if refusal is None:
                 triggered = True
                 self.runner.trigger(agent, stored)
-            elif event.type == "trigger_refused":
+            elif event.type == "trigger_refused" or refusal.rule == "muted":
                 # A refusal is never announced by another refusal: an agent
                 # following refusals, or everything about its own node, would
-                # otherwise be refused for each refusal of itself, forever.
-                log.debug("%s not triggered by a refusal: %s", agent, refusal.rule)
+                # otherwise be refused for each refusal of itself, forever. A
+                # muted agent is silent by a person's choice: no event each
+                # time its code is typed in.
+                log.debug("%s not triggered: %s", agent, refusal.rule)
             else:
                 # A run promised to the person for this request ends here.
                 promised = (
@@ -303,6 +308,19 @@ class Swarm:
             return False
         self.index.remove(subscription_id)
         await self.subscriptions.remove([subscription_id])
+        return True
+
+    async def mute(self, agent_id: str, muted: bool) -> bool:
+        """Mute (or unmute) an agent: muted, only a person's message wakes it
+        (``cascade.py``); whether that changed anything.
+        """
+        if (agent_id in self.rules.muted) == muted:
+            return False
+        if muted:
+            self.rules.muted.add(agent_id)
+        else:
+            self.rules.muted.discard(agent_id)
+        await self.subscriptions.set_muted(agent_id, muted)
         return True
 
     async def forget_agents(self, agent_ids: list[str]) -> None:

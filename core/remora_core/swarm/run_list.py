@@ -4,18 +4,22 @@
 agent's running turn or its cooldown, with the run id promised to the person
 when there is one) with the ``runs`` table (running and finished runs) and the
 events that explain them: the trigger (a person, a message from another agent,
-a change of code…) and the outcome (the answer, the error, why it was
-cancelled). Newest first, queued runs on top.
+a change of code…, and the subscription that fired it: ``wake.py``), the
+outcome (the answer, the error, why it was cancelled; ``reason``
+``limit_reached`` when a budget stopped it) and what it cost (``usage``:
+tokens and wall time). Newest first, queued runs on top.
 """
 
 from __future__ import annotations
 
+import time
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from remora_core.model import AgentStatus
 from remora_core.model import RunStatus as StoredStatus
 from remora_core.store.runs import RUN_ENDS
+from remora_core.swarm.wake import subscription_name
 
 if TYPE_CHECKING:
     from remora_core.events.models import Event
@@ -173,13 +177,34 @@ def _run(
     if shown is RunStatus.RUNNING and blocked:
         shown = RunStatus.WAITING
     end = ends.get(row.id)
+    trigger = trigger_of(triggers.get(row.trigger_event_id or ""))
+    if row.subscription_id is not None:
+        trigger["subscription"] = {
+            "id": row.subscription_id,
+            "text": subscription_name(row.subscription_id),
+        }
     return {
         "id": row.id,
         "node": _node(swarm, row.node_id),
         "status": shown.value,
-        "trigger": trigger_of(triggers.get(row.trigger_event_id or "")),
+        "trigger": trigger,
         "started_at": row.started_at,
         "ended_at": row.ended_at,
         "outcome": _outcome(end, row),
         "answered_by": end.__dict__.get("answered_by") if end else None,
+        "reason": row.end_reason,
+        "usage": run_usage(row),
+    }
+
+
+def run_usage(row: RunRow) -> dict[str, Any]:
+    """What one run cost: its tokens and wall time (until now if running)."""
+    ended = row.ended_at if row.ended_at is not None else time.time()
+    return {
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "cached_tokens": row.cached_tokens,
+        "tokens": row.input_tokens + row.output_tokens,
+        "requests": row.requests,
+        "seconds": round(max(0.0, ended - row.started_at), 3),
     }

@@ -49,6 +49,7 @@ from remora_core.store.runs import (
     RunStarted,
 )
 from remora_core.swarm.turns import REPLY_TAG, Swarm, Turn, TurnFailed
+from remora_core.swarm.wake import fired_by
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -222,8 +223,18 @@ class Runner:
         logged after it).
         """
         swarm, first, now = self.swarm, turn.events[0].event, time.time()
+        fired = fired_by(swarm.index, turn.agent_id, turn.events[0])
+        graph = first.__dict__.get("graph_run_id")
         swarm.events.also_write(
-            RunStarted(turn.run_id, turn.agent_id, first.id, first.correlation_id, now),
+            RunStarted(
+                turn.run_id,
+                turn.agent_id,
+                first.id,
+                first.correlation_id,
+                now,
+                fired,
+                graph,
+            ),
             *(
                 RunStarted(
                     promise,
@@ -231,6 +242,8 @@ class Runner:
                     stored.event.id,
                     stored.event.correlation_id,
                     now,
+                    fired_by(swarm.index, turn.agent_id, stored),
+                    stored.event.__dict__.get("graph_run_id"),
                 )
                 for promise, stored in joined
             ),
@@ -267,10 +280,13 @@ class Runner:
             if isinstance(failure, TurnFailed)
             else f"{type(failure).__name__}: {failure}"
         )
+        reason = failure.reason if isinstance(failure, TurnFailed) else None
         log.warning("turn of %s failed: %s", turn.agent_id, error)
         await self._reply(turn, f"I could not do it: {error}")
         await self._record_end(
-            turn, AgentFailed(agent_id=turn.agent_id, error=error), joined
+            turn,
+            AgentFailed(agent_id=turn.agent_id, error=error, reason=reason),
+            joined,
         )
 
     async def _release(
@@ -304,11 +320,16 @@ class Runner:
         written (the events are scrubbed by the event store).
         """
         status = RUN_ENDS[event.type]
-        error = event.error if isinstance(event, AgentFailed) else None
+        failed = event if isinstance(event, AgentFailed) else None
+        error, reason = (failed.error, failed.reason) if failed else (None, None)
         now, clean = time.time(), None if error is None else scrub(error)
         self.swarm.events.also_write(
             RunsFinished(
-                (turn.run_id, *(promise for promise, _ in joined)), status, now, clean
+                (turn.run_id, *(promise for promise, _ in joined)),
+                status,
+                now,
+                clean,
+                reason,
             )
         )
         # The runs it answered end first (queued, in the same transaction);

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from remora_core.events.subscriptions import Pattern, SubscriptionIndex
     from remora_core.index.codegraph import CodeGraph
     from remora_core.model import AgentStatus, CodeNode
+    from remora_core.store.usage import UsageStore
 
 
 class Swarm(Protocol):
@@ -35,6 +36,7 @@ class Swarm(Protocol):
     graph: CodeGraph
     events: EventStore
     index: SubscriptionIndex
+    usage: UsageStore
     turn_function: TurnFunction
 
     async def emit(self, event: Event) -> StoredEvent:
@@ -74,6 +76,12 @@ REPLY_TAG = "reply"
 
 class TurnFailed(Exception):
     """A turn ended in failure; the message is for a person (shown as is)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """Why, for the list of runs: ``limit_reached`` when a budget stopped
+        it (None: an error the message explains)."""
 
 
 @dataclass

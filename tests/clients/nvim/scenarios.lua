@@ -821,6 +821,65 @@ function S.history_accept(t)
   t.observe('buffer', t.text(buf))
 end
 
+--- What it cost and why it woke: :RemoraAsk, then today's tokens in the
+--- statusline, :RemoraRuns with each run's cost, :RemoraMute on order, its
+--- card in the panel and :RemoraSubscriptions, :RemoraUsage.
+function S.cost_wake(t)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def helper')
+  vim.cmd('RemoraAsk Hello there')
+  t.wait('the run to end', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+  t.observe('statusline', t.wait("today's tokens in the statusline", function()
+    local line = require('remora').statusline()
+    return line:find('tokens today', 1, true) and line
+  end, RUN_MS))
+  t.observe('tokens', require('remora').tokens())
+  vim.cmd('RemoraRuns')
+  t.observe('runs', t.wait('the runs list', function()
+    local lines = t.window_lines('^remora://runs$')
+    return lines and has(lines, ' done ') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+  t.cursor_to('def helper')
+  vim.cmd('RemoraHistory')
+  t.observe('history', t.wait('the conversation', function()
+    local lines = t.window_lines('^remora://history/rm_')
+    return lines and has(lines, 'woken by') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+
+  t.cursor_to('def order')
+  vim.cmd('RemoraMute')
+  t.observe('muted_note', t.wait('the mute to be said', function()
+    return notified(t, 'is muted')
+  end, RUN_MS))
+  vim.cmd('RemoraPanel')
+  t.observe('panel', t.wait('the panel to show order muted', function()
+    local lines = t.panel() or {}
+    return t.panel_title() == 'order' and has(lines, 'muted') and lines
+  end, RUN_MS))
+  vim.cmd('RemoraPanel close')
+  api.nvim_set_current_win(source)
+  t.cursor_to('def order')
+  vim.cmd('RemoraSubscriptions')
+  t.observe('subscriptions', t.wait('the subscriptions', function()
+    local lines = t.window_lines('^remora://subscriptions/rm_')
+    return lines and has(lines, 'messages to it') and lines
+  end, RUN_MS))
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+  vim.cmd('RemoraUsage today')
+  t.observe('usage', t.wait('the usage report', function()
+    local lines = t.window_lines('^remora://usage$')
+    return lines and has(lines, 'Service.helper') and lines
+  end, RUN_MS))
+end
+
 --- :RemoraRevert on a line an agent wrote (accepted), then :RemoraRevert gr_…
 --- for the rest of the graph run: each offered, accepted, the text back.
 function S.revert(t)

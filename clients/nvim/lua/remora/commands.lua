@@ -3,9 +3,10 @@
 --- act on the node under the cursor (asked with `remora.node.at`), on the
 --- panel's node when the cursor is in the panel, on a conversation's node in
 --- its buffer, and (accept, reject, diff) on the proposal under the cursor in
---- Remora's quickfix list. :RemoraProposals, :RemoraGraph, :RemoraCheckpoint
---- and :RemoraBlame are the project's (proposals.lua, graph.lua,
---- checkpoints.lua, blame.lua).
+--- Remora's quickfix list. :RemoraProposals, :RemoraGraph, :RemoraCheckpoint,
+--- :RemoraBlame and :RemoraUsage are the project's (proposals.lua, graph.lua,
+--- checkpoints.lua, blame.lua, usage.lua); :RemoraSubscriptions and
+--- :RemoraMute the node's (wakes.lua).
 local M = {}
 
 local api = vim.api
@@ -494,6 +495,24 @@ function M.create()
     end,
     desc = "Remora: take, list and restore checkpoints of the agents' state",
   })
+  command('RemoraSubscriptions', function()
+    require('remora.wakes').open()
+  end, { nargs = 0, desc = "Remora: what wakes the agent under the cursor (m mutes, d removes one)" })
+  command('RemoraMute', function(args)
+    if args.args ~= '' and args.args ~= 'off' then
+      return warn('RemoraMute takes nothing, or off')
+    end
+    require('remora.wakes').mute(args.args == 'off')
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'off' }
+    end,
+    desc = "Remora: mute the agent under the cursor (only your messages wake it); off: unmute",
+  })
+  command('RemoraUsage', function(args)
+    require('remora.usage').open(args.args)
+  end, { nargs = '?', desc = "Remora: tokens and time agents used (since a date, today, 24h, 7d)" })
   command('RemoraRevert', function(args)
     require('remora.revert').command(args.args)
   end, {

@@ -288,7 +288,13 @@ function M.entry_header(entry, me)
     what = 'question withdrawn'
   end
   local run = type(entry.run_id) == 'string' and (' · ' .. entry.run_id) or ''
-  return string.format('%s %s · %s%s', time, who, what, run)
+  local woke = ''
+  if type(entry.woken_by) == 'table' then
+    local by = entry.woken_by
+    local event = type(by.event_type) == 'string' and (': ' .. by.event_type) or ''
+    woke = string.format(' · woken by %s%s', by.text or by.id or '?', event)
+  end
+  return string.format('%s %s · %s%s%s', time, who, what, run, woke)
 end
 
 --- The text lines of a conversation entry, whole (options listed after a question).
@@ -338,19 +344,70 @@ end
 function M.run(run)
   local node = type(run.node) == 'table' and run.node or {}
   local started = tonumber(run.started_at) and os.date('%H:%M:%S', math.floor(run.started_at)) or '--:--:--'
-  local trigger = type(run.trigger) == 'table' and run.trigger.text or '?'
+  local trigger = type(run.trigger) == 'table' and M.trigger(run.trigger) or '?'
   local outcome = run.outcome ~= vim.NIL and run.outcome or ''
+  if run.reason == 'limit_reached' then
+    outcome = 'limit reached: ' .. outcome
+  end
   return M.one_line(
     string.format(
-      '%-16s %-11s %s  %-24s %s  %s',
+      '%-16s %-11s %s  %-24s %-14s %s  %s',
       run.id ~= vim.NIL and run.id or '(no id yet)',
       run.status or '?',
       started,
       node.name ~= vim.NIL and node.name or node.id or '?',
+      M.cost(run.usage),
       trigger,
       M.one_line(outcome, 60)
     )
   )
+end
+
+--- What woke a run: "person", "change of pkg/a.py [changes of its code]".
+--- @param trigger table a run's trigger (remora.runs.list)
+--- @return string
+function M.trigger(trigger)
+  local fired = type(trigger.subscription) == 'table' and trigger.subscription or nil
+  if fired then
+    return string.format('%s [%s]', trigger.text or '?', fired.text or fired.id)
+  end
+  return trigger.text or '?'
+end
+
+--- "4.2s", "3m05s", "1h02m".
+--- @param seconds number
+--- @return string
+function M.duration(seconds)
+  if seconds >= 3600 then
+    return string.format('%dh%02dm', math.floor(seconds / 3600), math.floor(seconds % 3600 / 60))
+  elseif seconds >= 60 then
+    return string.format('%dm%02ds', math.floor(seconds / 60), math.floor(seconds % 60))
+  end
+  return string.format('%.1fs', seconds)
+end
+
+--- A run's (or a node's) cost: "1.2k tok 4.2s" ('' for a queued run).
+--- @param usage table? {tokens, seconds} as the server stored them
+--- @return string
+function M.cost(usage)
+  if type(usage) ~= 'table' then
+    return ''
+  end
+  local short = require('remora.tokens').short
+  return string.format('%s tok %s', short(tonumber(usage.tokens) or 0), M.duration(tonumber(usage.seconds) or 0))
+end
+
+--- What wakes a node, in one line: its subscriptions' texts ("muted" first
+--- when a person muted it).
+--- @param card table a node card
+--- @return string
+function M.wakes(card)
+  local texts = {}
+  for _, sub in ipairs(type(card.subscriptions) == 'table' and card.subscriptions or {}) do
+    table.insert(texts, sub.text or sub.id)
+  end
+  local line = #texts > 0 and table.concat(texts, '; ') or '—'
+  return card.muted == true and ('muted (only your messages) · ' .. line) or line
 end
 
 --- Lines and highlights of a node card for the side panel.
@@ -379,6 +436,12 @@ function M.card(card, opts)
   add(string.format('  parent   %s', M.ref(card.parent)))
   add(string.format('  callers  %s', M.refs(card.callers)))
   add(string.format('  callees  %s', M.refs(card.callees)))
+  if type(card.usage) == 'table' then
+    add(string.format('  cost     %d runs, %s', tonumber(card.usage.runs) or 0, M.cost(card.usage)))
+  end
+  if card.subscriptions ~= nil then
+    add('  wakes    ' .. M.one_line(M.wakes(card)))
+  end
   add('')
   local proposal = M.pending(card)
   if proposal then

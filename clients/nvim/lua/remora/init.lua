@@ -95,6 +95,7 @@ local function ensure()
       local client = vim.lsp.get_client_by_id(args.data.client_id)
       if client and client.name == require('remora.server').NAME then
         M.attach(client, args.buf)
+        require('remora.tokens').attached(client)
       end
     end,
   })
@@ -177,7 +178,7 @@ function M.attach(_client, bufnr)
   panel.follow_soon()
 end
 
---- A statusline component: Remora's work under way and the session's
+--- A statusline component: Remora's work under way and today's
 --- model tokens ('' when idle before any model answer), e.g.
 --- `vim.o.statusline = "%f %=%{v:lua.require'remora'.statusline()}"`.
 --- @return string
@@ -237,7 +238,7 @@ end
 M.blame = function(sub)
   require('remora.blame').command(sub or '')
 end
---- The model tokens reported this session: { input, output, total }.
+--- The model tokens agents used today (stored): { input, output, cached, total }.
 M.tokens = function()
   return require('remora.tokens').totals()
 end

@@ -81,7 +81,7 @@ function M.active(client_id)
 end
 
 --- A statusline component: "Remora: Service.helper thinking…" for each
---- piece of work under way, then the session's tokens ("| 45 tokens"); ''
+--- piece of work under way, then today's tokens ("| 45 tokens today"); ''
 --- when Remora is idle and no model answered yet.
 --- @return string
 function M.statusline()

@@ -1,10 +1,12 @@
 --- :RemoraRuns: the runs of every Remora server of this Neovim — queued,
 --- running, waiting for you, and recent — in a scratch buffer
---- (`remora://runs`), one line each: run id, status, start, node, trigger,
---- outcome. `c` cancels the run under the cursor (a queued one too), `r`
---- retries a run a restart interrupted (same trigger, same message), `<CR>`
---- jumps to its node, `R` refreshes, `q` closes. A run whose question was
---- asked before a restart is `waiting` again: answer it when asked. The list follows run events
+--- (`remora://runs`), one line each: run id, status, start, node, cost
+--- (tokens and time, as the server stored them), trigger (with the
+--- subscription that fired it), outcome. `c` cancels the run under the
+--- cursor (a queued one too), `r` retries a run a restart interrupted (same
+--- trigger, same message), `<CR>` jumps to its node, `R` refreshes, `q`
+--- closes. A run whose question was asked before a restart is `waiting`
+--- again: answer it when asked. The list follows run events
 --- while it is shown.
 local M = {}
 
@@ -43,7 +45,7 @@ function M.lines(listed)
   local format = require('remora.format')
   local lines = {
     '# Remora runs: in flight, queued, recent  ([c] cancel  [<CR>] go to node  [R] refresh  [q] close)',
-    string.format('%-16s %-11s %-8s  %-24s %s  %s', 'run', 'status', 'started', 'node', 'trigger', 'outcome'),
+    string.format('%-16s %-11s %-8s  %-24s %-14s %s  %s', 'run', 'status', 'started', 'node', 'cost', 'trigger', 'outcome'),
   }
   local rows, highlights = {}, { { 0, 'Title' }, { 1, 'Comment' } }
   local active, recent = {}, {}

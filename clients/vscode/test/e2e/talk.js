@@ -43,8 +43,9 @@ exports.run = async function run(ctx) {
   talk.shownByWebview = await until("the answer in the webview", () => (api.conversation.shownText.includes("It orders two b's") ? api.conversation.shownText : undefined), 15000);
   talk.onScreen = await webviewText("plainanswer");
   talk.nodeEvents = await vscode.commands.executeCommand("remora.showNodeEvents", { node_id: talk.viewNode });
+  // Today's tokens as the server stored them (read shortly after the run's events).
+  talk.tokens = await until("today's tokens in the status bar", () => (api.tally.tokens > 0 ? api.tally.tokens : undefined), 15000);
   talk.statusText = api.status.text;
-  talk.tokens = api.tally.tokens;
   step("talk-answer");
 
   // The conversation beside the code: the committed screenshot (the panel
@@ -76,6 +77,10 @@ exports.run = async function run(ctx) {
   const ended = await until("the run shown as cancelled", () => api.runsView.rows().find((r) => r.id === slow.run_id && r.status === "cancelled"), 15000);
   const endedItem = api.runsView.getTreeItem(ended);
   talk.ended = { description: endedItem.description, contextValue: endedItem.contextValue, groups: api.runsView.getChildren().map((g) => g.label) };
+  // The answered run's item says what it cost (stored by the server); Show Usage totals it.
+  const answered = await until("the answered run in the Runs view", () => api.runsView.rows().find((r) => r.id === talk.asked.run_id), 15000);
+  talk.answeredItem = api.runsView.getTreeItem(answered).description;
+  talk.usage = await vscode.commands.executeCommand("remora.showUsage", {});
   step("talk-runs");
 
   // A question dismissed in its input box waits: the Runs view lists the run

@@ -24,10 +24,21 @@ test("runs are grouped as a person acts on them, empty groups left out", () => {
   ]);
 });
 
-test("an item says its trigger, outcome, duration and tokens", () => {
-  assert.equal(describeRun(row({}), 0, 1234), "you: “Add a docstring” · done · 12 s · 1234 tokens");
-  assert.equal(describeRun(row({ status: "running", ended_at: null, trigger: { kind: "change", text: "change of pkg/a.py" } }), 230, undefined), "change of pkg/a.py · 2 min 10 s");
-  assert.match(runTooltip(row({ status: "failed", outcome: "model\nunreachable" }), 0, undefined), /outcome: model unreachable[\s\S]*|tokens: not seen by this session/);
+const usage = { input_tokens: 1200, output_tokens: 34, cached_tokens: 1000, tokens: 1234, requests: 2, seconds: 12.4 };
+
+test("an item says its trigger, outcome, duration and stored tokens", () => {
+  assert.equal(describeRun(row({ usage }), 0), "you: “Add a docstring” · done · 12 s · 1234 tokens");
+  assert.equal(describeRun(row({ status: "running", ended_at: null, trigger: { kind: "change", text: "change of pkg/a.py" } }), 230), "change of pkg/a.py · 2 min 10 s");
+  assert.match(runTooltip(row({ status: "failed", outcome: "model\nunreachable" }), 0), /tokens: none yet[\s\S]*outcome: model unreachable/);
+  assert.match(runTooltip(row({ usage }), 0), /tokens: 1234 \(1200 in, 1000 of them cached; 34 out; 2 requests\)/);
+});
+
+test("an item names the subscription that woke the run, and a budget's stop", () => {
+  const woken = row({ trigger: { kind: "agent_completed", text: "agent completed", subscription: { id: "sub_1", text: "sub_1" } } });
+  assert.equal(describeRun(woken, 0), "agent completed [sub_1] · done · 12 s");
+  const stopped = row({ status: "failed", reason: "limit_reached", usage });
+  assert.equal(describeRun(stopped, 0), "you: “Add a docstring” · limit reached · 12 s · 1234 tokens");
+  assert.match(runTooltip(stopped, 0), /stopped at a token budget/);
 });
 
 test("durations read naturally", () => {
