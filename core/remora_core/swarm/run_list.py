@@ -100,10 +100,12 @@ def _queued(swarm: Swarm, node_id: str | None) -> list[dict[str, Any]]:
     for agent_id, actor in runner.actors.items():
         if node_id is not None and agent_id != node_id:
             continue
-        for stored in actor.pending:
+        waiting = [(actor.run_id, actor.taken[0])] if actor.taken else []
+        waiting += [(runner.reserved.get(s.event.id), s) for s in actor.pending]
+        for run_id, stored in waiting:
             found.append(
                 {
-                    "id": runner.reserved.get(stored.event.id),
+                    "id": run_id,
                     "node": _node(swarm, agent_id),
                     "status": RunStatus.QUEUED.value,
                     "trigger": trigger_of(stored.event),
@@ -162,6 +164,8 @@ async def list_runs(
             run["question"] = asked
     if status is not None:
         runs = [r for r in runs if r["status"] == status.value]
+    # A turn whose start was committed while the rows were read is a row now.
+    queued = [q for q in queued if q["id"] is None or q["id"] not in ids]
     return (queued + runs)[:limit]
 
 

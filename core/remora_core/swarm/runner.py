@@ -76,6 +76,10 @@ class Actor:
         self.runner = runner
         self.agent_id = agent_id
         self.pending: list[StoredEvent] = []
+        self.taken: list[StoredEvent] = []
+        """The triggers of the turn that began, until its run is in the store
+        (its row rides with ``agent_started``): still listed as queued, so a
+        run is never in neither list."""
         self.task: asyncio.Task[None] | None = None
         self.wake: asyncio.TimerHandle | None = None
         self.last_start = float("-inf")
@@ -107,6 +111,7 @@ class Actor:
         self.task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
+        self.taken = []
         self.runner.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("turn of %s crashed", self.agent_id, exc_info=task.exception())
@@ -119,6 +124,7 @@ class Actor:
             events, self.pending = self.pending, []
             if not events:  # every trigger was cancelled while waiting for a slot
                 return
+            self.taken = events
             self.last_start = time.monotonic()
             await self.runner.run_turn(self, events)
 
@@ -171,6 +177,7 @@ class Runner:
         # still ends as cancelled, with its event and the agent idle again.
         try:
             started = self._record_start(turn, joined)
+            started.add_done_callback(lambda _done: setattr(actor, "taken", []))
             answer = await self._run(turn, started)
             end = AgentCompleted(agent_id=turn.agent_id, result=answer)
             await self._record_end(turn, end, joined)
