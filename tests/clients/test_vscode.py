@@ -296,6 +296,13 @@ def check_conversation_and_runs(talk: dict) -> None:
     usage = talk["usage"]["lines"]
     assert usage[0] == "── what agents used ──"
     assert re.match(r"  in all — \d+ runs, \d+ tokens \(", usage[1]), usage
+    # Why it wakes: the node's subscriptions in the Remora Events output,
+    # saying it is muted (only the person's messages wake it), then unmuted.
+    assert talk["muted"]["muted"] is True and talk["unmuted"]["muted"] is False
+    wakes = talk["wakes"]["lines"]
+    assert wakes[0].startswith("── what wakes Service.helper")
+    assert wakes[0].endswith(": muted, only your messages ──")
+    assert any("[default]" in line for line in wakes[1:]), wakes
     # After a server restart the conversation is read back from the server.
     assert PLAIN_ANSWER in talk["afterRestart"]
     assert PLAIN_ANSWER in talk["onScreenAfterRestart"]["text"]

@@ -81,6 +81,10 @@ exports.run = async function run(ctx) {
   const answered = await until("the answered run in the Runs view", () => api.runsView.rows().find((r) => r.id === talk.asked.run_id), 15000);
   talk.answeredItem = api.runsView.getTreeItem(answered).description;
   talk.usage = await vscode.commands.executeCommand("remora.showUsage", {});
+  // What wakes the node: muted, its subscriptions say so; unmuted again.
+  talk.muted = await vscode.commands.executeCommand("remora.muteNode", { node_id: helperId });
+  talk.wakes = await vscode.commands.executeCommand("remora.showSubscriptions", { node_id: helperId });
+  talk.unmuted = await vscode.commands.executeCommand("remora.unmuteNode", { node_id: helperId });
   step("talk-runs");
 
   // A question dismissed in its input box waits: the Runs view lists the run
