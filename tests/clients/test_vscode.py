@@ -95,6 +95,8 @@ def respond(request: dict) -> Reply:
         return Reply(text=f"Done: {str(messages[-1].get('content') or '')[:200]}")
     users = [m for m in messages if m.get("role") == "user"]
     last = json.dumps(users[-1]) if users else ""
+    if "Grace Hopper" in last:  # a kept question answered after a restart
+        return Reply(text="Done: the name is Grace Hopper.")
     if "Ask me for a name" in last:
         return Reply(
             tool_calls=[("ask_user", {"question": "Which name should I use?"})]
@@ -321,6 +323,9 @@ def check_conversation_and_runs(talk: dict) -> None:
     assert talk["waiting"]["command"] == "remora.runs.answer"
     assert "Waiting for you" in talk["waiting"]["groups"]
     assert "Which name should I use?" in talk["waitingShown"]
+    # After a server restart the question is still waiting, answered from the
+    # Runs view, and the answer resumes the agent (a new turn).
+    assert talk["waitingAfterRestart"]["contextValue"] == "run-waiting"
     assert "error" not in talk["typedAgain"], talk["typedAgain"]
     assert "Which name should I use?" in talk["typedAgain"]["prompt"]
     assert talk["respondResult"] == {"ok": True}

@@ -96,9 +96,19 @@ exports.run = async function run(ctx) {
   talk.waiting = { contextValue: waitingItem.contextValue, command: waitingItem.command.command, groups: api.runsView.getChildren().map((g) => g.label) };
   talk.waitingShown = await until("the open question in the conversation", () =>
     (api.conversation.shownText.includes("waits for your answer") ? api.conversation.shownText : undefined), 15000);
-  const clicked = vscode.commands.executeCommand(waitingItem.command.command, ...waitingItem.command.arguments);
+  // Nothing dropped on a restart: the question is kept, the run waits again.
+  await vscode.commands.executeCommand("remora.restartServer");
+  const again = await until("the run waiting again after a restart", async () => {
+    await vscode.commands.executeCommand("remora.runs.refresh");
+    return api.runsView.rows().find((r) => r.id === asking.run_id && r.status === "waiting");
+  }, 45000);
+  const againItem = api.runsView.getTreeItem(again);
+  talk.waitingAfterRestart = { contextValue: againItem.contextValue, label: againItem.label, description: againItem.description };
+  const seenBefore = api.events.length;
+  const clicked = vscode.commands.executeCommand(againItem.command.command, ...againItem.command.arguments);
   talk.typedAgain = await typeAnswer("again", "Grace Hopper");
   talk.respondResult = await clicked;
-  talk.answeredAgain = await until("the answered run ends", () => api.events.find((e) => e.type === "agent_completed" && e.run_id === asking.run_id), 30000);
+  talk.answeredAgain = await until("the answer resumes the agent", () =>
+    api.events.slice(seenBefore).find((e) => e.type === "agent_completed" && e.agent_id === helperId), 45000);
   step("talk-waiting");
 };
