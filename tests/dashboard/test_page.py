@@ -122,6 +122,23 @@ async def test_an_ask_from_the_cli_colours_the_node_and_its_answer_shows_as_text
                     page,
                     "() => document.querySelector('#tab-runs tr[data-status=done]')",
                 )
+                # What it cost: the run's tokens, today's totals in the header,
+                # the node's cost and what wakes it on its page.
+                await until(
+                    page,
+                    "() => /today [1-9][0-9]* tokens, 1 runs/"
+                    ".test(document.querySelector('#totals').textContent)",
+                )
+                cell = page.locator("#tab-runs tr[data-status=done] td.tokens")
+                assert int(await cell.first.text_content() or "0") > 0
+                await page.click("nav button[data-tab=node]")
+                await until(
+                    page,
+                    "() => /cost: [1-9][0-9]* tokens in 1 runs/.test("
+                    "document.querySelector('#node-cost')?.textContent || '')",
+                )
+                wakes = await page.locator("#node-wakes").text_content() or ""
+                assert wakes.startswith("wakes on:") and "(default)" in wakes
                 assert not page.problems  # type: ignore[attr-defined]
 
 

@@ -56,6 +56,7 @@ ALLOWED = frozenset(
         "remora.proposal.diff",
         "remora.graph.runs",
         "remora.graph.status",
+        "remora.usage",
         # What a person decides from the page.
         "remora.proposal.accept",
         "remora.proposal.reject",

@@ -63,6 +63,23 @@ export class NodePanel {
       card.parent ? h("p", { class: "refs" }, h("b", {}, "in: "), card.parent.qualified_name || card.parent.file_path) : null,
       refs("calls", card.callees),
       refs("called by", card.callers),
+      card.usage
+        ? h("p", { class: "refs", id: "node-cost" }, h("b", {}, "cost: "), `${card.usage.tokens} tokens in ${card.usage.runs} runs (${card.usage.requests} requests)`)
+        : null,
+      card.subscriptions
+        ? h(
+            "div",
+            { class: "refs", id: "node-wakes" },
+            h("b", {}, card.muted ? "wakes: muted — only your messages" : "wakes on:"),
+            h(
+              "ul",
+              {},
+              card.subscriptions.map((sub) =>
+                h("li", {}, sub.text, sub.default ? " (default)" : " (its own)", sub.fired ? ` — fired ${sub.fired} runs lately` : ""),
+              ),
+            ),
+          )
+        : null,
     );
   }
 

@@ -17,7 +17,9 @@ export class RunsPanel {
     const live = runs.filter((r) => LIVE.has(r.status));
     const ended = runs.filter((r) => !LIVE.has(r.status));
     const count = (status) => live.filter((r) => r.status === status).length;
-    show(document.getElementById("totals"), `running ${count("running")} · queued ${count("queued")} · waiting for you ${count("waiting")}`);
+    const today = await call("remora.usage", { since: "today", limit: 1 }).catch(() => null);
+    const spent = today ? ` · today ${today.total.tokens} tokens, ${today.total.runs} runs, ${seconds(today.total.seconds)}` : "";
+    show(document.getElementById("totals"), `running ${count("running")} · queued ${count("queued")} · waiting for you ${count("waiting")}${spent}`);
     show(
       this.element,
       h("h2", {}, `Now (${live.length})`),
@@ -31,17 +33,18 @@ export class RunsPanel {
     return h(
       "table",
       { class: "runs" },
-      h("tr", {}, h("th", {}, "node"), h("th", {}, "status"), h("th", {}, "trigger"), h("th", {}, "outcome"), h("th", {}, "started"), h("th", {}, "time"), h("th", {})),
+      h("tr", {}, h("th", {}, "node"), h("th", {}, "status"), h("th", {}, "trigger"), h("th", {}, "outcome"), h("th", {}, "started"), h("th", {}, "time"), h("th", {}, "tokens"), h("th", {})),
       runs.map((run) =>
         h(
           "tr",
           { dataset: { run: run.id || "", status: run.status } },
           h("td", {}, h("a", { href: "#", dataset: { node: run.node.id }, onclick: (e) => (e.preventDefault(), this.onPick(run.node.id)) }, run.node.name || run.node.id)),
           h("td", {}, h("span", { class: `status ${run.status}` }, run.status)),
-          h("td", { title: run.trigger.text }, run.trigger.kind, ": ", short(run.trigger.text)),
+          h("td", { title: run.trigger.text }, run.trigger.kind, ": ", short(run.trigger.text), run.trigger.subscription ? ` (by ${run.trigger.subscription.text})` : ""),
           h("td", { title: run.outcome || "" }, short(run.outcome || "")),
           h("td", {}, clock(run.started_at || run.queued_at)),
           h("td", {}, took(run.started_at, run.ended_at)),
+          h("td", { class: "tokens" }, run.usage ? String(run.usage.tokens) : ""),
           h("td", {}, run.id && LIVE.has(run.status) ? h("button", { type: "button", class: "cancel", onclick: () => cancel(run.id) }, "Cancel") : ""),
         ),
       ),
@@ -61,4 +64,9 @@ async function cancel(runId) {
 function short(text) {
   const line = String(text).split("\n")[0];
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+function seconds(value) {
+  const s = Number(value) || 0;
+  return s < 60 ? `${s.toFixed(1)} s` : `${Math.round(s / 60)} min`;
 }
