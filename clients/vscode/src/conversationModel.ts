@@ -136,9 +136,22 @@ export class Conversation {
   constructor(readonly nodeId: string) {}
 
   /** Replace everything with the server's history (oldest first). */
+  /**
+   * The conversation as the server read it. Entries followed live that are
+   * newer than anything it read stay: the read may have begun before they
+   * were written (a proposal arriving while the view loads was lost).
+   */
   load(entries: readonly Entry[]): void {
+    const loaded = new Map<string, Entry>();
+    let newest = 0;
+    for (const entry of entries) {
+      if (!entry || typeof entry.event_id !== "string") continue;
+      loaded.set(entry.event_id, entry);
+      newest = Math.max(newest, entry.seq ?? 0);
+    }
+    const live = [...this.entries.values()].filter((e) => !loaded.has(e.event_id) && (e.seq ?? 0) > newest);
     this.entries.clear();
-    for (const entry of entries) if (entry && typeof entry.event_id === "string") this.entries.set(entry.event_id, entry);
+    for (const entry of [...loaded.values(), ...live]) this.entries.set(entry.event_id, entry);
   }
 
   setProposal(proposalId: string, status: string | undefined, checks: readonly Check[] | undefined): void {

@@ -39,6 +39,19 @@ test("history and live events merge by event id, in log order", () => {
   assert.equal(conv.running.size, 0);
 });
 
+test("a history read before a live entry was written keeps that entry", () => {
+  const conv = new Conversation(ME);
+  // The view asked for the history; meanwhile the answer arrived live.
+  conv.apply({ type: "agent_completed", id: "ev_z", seq: 21, agent_id: ME, run_id: "run_2", result: "live answer" });
+  const read: Entry[] = [{ role: "person", kind: "message", text: "question", run_id: "run_2", timestamp: 1, seq: 20, event_id: "ev_y" }];
+  conv.load(read);
+  assert.deepEqual(conv.ordered().map((e) => e.text), ["question", "live answer"]);
+  // A later read that has it replaces it; an entry older than the read and not in it is gone.
+  conv.apply({ type: "human_chat", id: "ev_old", seq: 5, to_agent: ME, message: "forgotten" });
+  conv.load([...read, { role: "agent", kind: "answer", text: "live answer", run_id: "run_2", timestamp: 2, seq: 21, event_id: "ev_z" }]);
+  assert.deepEqual(conv.ordered().map((e) => e.text), ["question", "live answer"]);
+});
+
 test("a proposal shows its diff, checks and the buttons while it is pending", () => {
   const conv = new Conversation(ME);
   conv.apply(ev("rewrite_proposed", { node_id: ME, proposal_id: "pr_1", diff: "-old\n+new", checks: [{ name: "guard", ok: true, detail: "docstring only" }] }));
