@@ -53,18 +53,16 @@ def finished_steps(story: list[StoredEvent]) -> tuple[Counter[str], list[str]]:
     return counts, list(dict.fromkeys(finished))
 
 
-async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | None:
-    """Steps × nodes with outcomes of a graph run the log remembers; None if
-    it holds no ``graph_started`` for it.
+def _replay(
+    story: list[StoredEvent],
+) -> tuple[str, dict[tuple[str, str], str], dict[str, str]]:
+    """How a graph run stands by its log: its status (``running`` when no end
+    is logged: another live process runs it), the outcome of each (step, node)
+    that finished, and each node's latest proposal.
     """
-    story = await events.for_correlation(correlation_of(graph_run_id), MAX_STORY)
-    started = next((s for s in story if s.event.type == "graph_started"), None)
-    if started is None:
-        return None
-    begun = started.event.__dict__
+    status = "running"
     outcomes: dict[tuple[str, str], str] = {}
     proposals: dict[str, str] = {}
-    status = "running"  # no end in the log: another live process runs it
     for item in story:
         fields = item.event.__dict__
         if item.event.type == "graph_step_finished":
@@ -75,6 +73,19 @@ async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | N
             status = fields["outcome"]
         elif item.event.type == "graph_started":
             status = "running"  # begun, or resumed after an interruption
+    return status, outcomes, proposals
+
+
+async def status_of(events: EventStore, graph_run_id: str) -> dict[str, Any] | None:
+    """Steps × nodes with outcomes of a graph run the log remembers; None if
+    it holds no ``graph_started`` for it.
+    """
+    story = await events.for_correlation(correlation_of(graph_run_id), MAX_STORY)
+    started = next((s for s in story if s.event.type == "graph_started"), None)
+    if started is None:
+        return None
+    begun = started.event.__dict__
+    status, outcomes, proposals = _replay(story)
     targets: dict[str, tuple[str, ...]] = dict(begun["targets"])
     for step, node in outcomes:  # a log from before targets were recorded
         if node not in targets.setdefault(step, ()):
@@ -109,19 +120,7 @@ def resumable(
     begun = [s.event.__dict__ for s in story if s.event.type == "graph_started"]
     if not begun:
         raise ValueError("the log holds no start of it")
-    status = "running"
-    outcomes: dict[tuple[str, str], str] = {}
-    proposals: dict[str, str] = {}
-    for item in story:
-        fields = item.event.__dict__
-        if item.event.type == "graph_step_finished":
-            outcomes[(fields["step"], fields["node_id"])] = fields["outcome"]
-            if fields["proposal_id"]:
-                proposals[fields["node_id"]] = fields["proposal_id"]
-        elif item.event.type == "graph_completed":
-            status = fields["outcome"]
-        elif item.event.type == "graph_started":
-            status = "running"
+    status, outcomes, proposals = _replay(story)
     if status != "interrupted":
         raise ValueError(f"it is {status}: only an interrupted run goes on")
     return dict(begun[0]), outcomes, proposals
