@@ -538,6 +538,44 @@ def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) 
     return failed
 
 
+async def run_c(only: list[str], model: str, protocol: str | None) -> int:
+    """Set c (``bench/agent_task_projects.py``): one project and server per
+    task, judged on the files; print; the number of failed targets.
+    """
+    import agent_task_projects
+    from agent_task_set_c import SET_C
+
+    tasks = [t for t in SET_C if not only or t.name in only]
+    if not tasks:
+        return 0
+    print(
+        f"{'model':<8} {'task':<22} {'ended':<12} {'sat':<4} {'s':>6} {'model':>6} "
+        f"{'req':>3} {'read':>5} {'gen':>4}  why not"
+    )
+    with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-c-") as tmp:
+        outcomes = await agent_task_projects.run_set(
+            tasks, Path(tmp), model, protocol, yield_row_c
+        )
+    failed = agent_task_projects.summary(outcomes, model, len(tasks) == len(SET_C))
+    return failed + any(o.ended == "error" for o in outcomes)
+
+
+def yield_row_c(outcome: Outcome) -> None:
+    """One row of set c (wider: its ends are proposal kinds)."""
+    mark = "yes" if outcome.satisfied else "no"
+    print(
+        f"{outcome.path:<8} {outcome.task:<22} {outcome.ended:<12} {mark:<4} "
+        f"{outcome.seconds:>6.1f} {outcome.model_s:>6.1f} {outcome.requests:>3} "
+        f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
+        flush=True,
+    )
+    if VERBOSE:
+        if outcome.source:
+            print(textwrap.indent(outcome.source.rstrip(), "        | "))
+        for line in outcome.details:
+            print(textwrap.indent(line.rstrip(), "        > "))
+
+
 async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int:
     """Run the sets through the server and bare, task by task; print; the exit
     status.
@@ -546,7 +584,9 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
         print("the local extra is not installed: pip install 'remora-lsp[local]'")
         return 1
     chosen = {
-        label: [t for t in SETS[label] if not only or t.name in only] for label in sets
+        label: [t for t in SETS[label] if not only or t.name in only]
+        for label in sets
+        if label in SETS
     }
     results: dict[str, tuple[list[Outcome], list[Outcome]]] = {}
     print(
@@ -581,6 +621,9 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
         full = len(server) == len(SETS[label])
         failed += summary(label, server, bare_runs, full)
         failed += any(o.ended == "error" for o in server + bare_runs)
+    if "c" in sets:
+        protocol = ((options or {}).get("model") or {}).get("protocol")
+        failed += await run_c(only, "embedded", protocol)
     return 1 if failed else 0
 
 
@@ -588,7 +631,19 @@ def main() -> None:
     """Command line entry point."""
     global VERBOSE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=sorted(SETS), action="append")
+    parser.add_argument("--set", choices=[*sorted(SETS), "c"], action="append")
+    parser.add_argument(
+        "--model",
+        choices=("embedded", "scripted"),
+        default="embedded",
+        help="set c only: the scripted model answers rightly (plumbing alone)",
+    )
+    parser.add_argument(
+        "--selfcheck",
+        action="store_true",
+        help="set c's judges fail on each project as written and pass on the "
+        "right answer applied by hand (no server)",
+    )
     parser.add_argument("--task", action="append", help="only this task (repeatable)")
     parser.add_argument("--no-peer", action="store_true", help="skip the floor")
     parser.add_argument(
@@ -607,10 +662,27 @@ def main() -> None:
     model = {"protocol": args.protocol, "threads": args.threads}
     model = {key: value for key, value in model.items() if value is not None}
     options = {"model": model} if model else None
-    code = asyncio.run(
-        run(args.set or sorted(SETS), args.task or [], not args.no_peer, options)
-    )
+    sets = args.set or [*sorted(SETS), "c"]
+    if args.selfcheck:
+        sys.exit(selfcheck_c(args.task or []))
+    if args.model == "scripted":
+        if sets != ["c"]:
+            parser.error("--model scripted runs set c only: add --set c")
+        failed = asyncio.run(run_c(args.task or [], "scripted", args.protocol))
+        sys.exit(1 if failed else 0)
+    code = asyncio.run(run(sets, args.task or [], not args.no_peer, options))
     sys.exit(code)
+
+
+def selfcheck_c(only: list[str]) -> int:
+    """Check set c's judges without a server; the exit status."""
+    from agent_task_projects import selfcheck
+    from agent_task_set_c import SET_C
+
+    tasks = [t for t in SET_C if not only or t.name in only]
+    print("set c judges: fail as written, pass on the right answer")
+    with tempfile.TemporaryDirectory(prefix="remora-bench-selfcheck-") as tmp:
+        return 1 if selfcheck(tasks, Path(tmp)) else 0
 
 
 if __name__ == "__main__":
