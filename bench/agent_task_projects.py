@@ -179,6 +179,11 @@ def right_calls(
                 {"path": change.path, "content": change.source, "reason": task.summary},
             )
         ]
+    # A model that changes other files looks them up first (the look
+    # plumbing measured too; the ids it then names are the bench's).
+    calls: list[tuple[str, dict[str, Any]]] = []
+    if others(task):
+        calls.append(("find_references", {"node_id": ids[(task.path, task.target)]}))
     changes = []
     for change in members:
         if change.own or change.node is not None:
@@ -190,7 +195,31 @@ def right_calls(
             changes.append({"node_id": ids[key], "new_source": change.source})
         else:
             changes.append({"path": change.path, "new_source": change.source})
-    return [("propose_changes", {"changes": changes, "summary": task.summary})]
+    return [*calls, ("propose_changes", {"changes": changes, "summary": task.summary})]
+
+
+def others(task: ProjectTask) -> list[str]:
+    """The existing files other than the asked node's that the answer changes."""
+    return sorted(
+        {c.path for c in task.answer if c.path in task.files and c.path != task.path}
+    )
+
+
+def references_found(model: Any, task: ProjectTask) -> str:
+    """Of the other files the answer changes, those ``find_references`` named
+    (read from the tool result the scripted model was sent).
+    """
+    wanted = others(task)
+    if not wanted:
+        return ""
+    answers = [
+        str(message.get("content") or "")
+        for request in model.requests
+        for message in request.get("messages", [])
+        if message.get("role") == "tool"
+    ]
+    named = [path for path in wanted if any(path in answer for answer in answers)]
+    return f"find_references named {len(named)}/{len(wanted)} files changed"
 
 
 def script(model: Any, task: ProjectTask, ids: dict[tuple[str, str], str]) -> None:
@@ -394,6 +423,8 @@ async def ask_project(
         outcome.details += [f"refused: {e.get('summary', '')}" for e in refused]
         if model == "embedded":
             await model_log.account(outcome)
+        elif found := references_found(scripted, task):
+            outcome.details.append(found)
         pending = await command(client, "remora.proposals.list", {"status": "pending"})
         if pending:
             outcome.ended = kind_of(pending)
