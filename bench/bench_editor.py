@@ -67,18 +67,23 @@ def offset(text: str, line: int, character: int) -> int:
 
 
 def edited(text: str, edits: list[dict[str, Any]]) -> str:
-    """``text`` with LSP text edits applied (ranges in the original text)."""
+    """``text`` with LSP text edits applied (ranges in the original text;
+    inserts at one position appear in the order given, as LSP says).
+    """
     spans = []
-    for edit in edits:
+    for index, edit in enumerate(edits):
         start, end = edit["range"]["start"], edit["range"]["end"]
         spans.append(
             (
                 offset(text, start["line"], start["character"]),
                 offset(text, end["line"], end["character"]),
+                index,
                 edit["newText"],
             )
         )
-    for begin, end, new in sorted(spans, reverse=True):
+    # Last first: each edit leaves the text before it where it was, and of
+    # two inserts at one place the earlier one, applied second, comes first.
+    for begin, end, _, new in sorted(spans, reverse=True):
         text = text[:begin] + new + text[end:]
     return text
 
