@@ -202,6 +202,19 @@ async def test_fenced_search_and_references_lines(shop):
     assert of_type(events, "agent_completed")[0].result == "tax is used by checkout."
 
 
+async def test_a_fenced_search_line_without_words_gets_its_form(shop):
+    await shop.start(model={"protocol": "fenced"})
+    shop.server.reply_text("SEARCH:")
+    shop.server.reply_text("REFERENCES: total")
+    events = await shop.ask("total", "Who uses tax?")
+
+    retry = shop.server.messages(1)[-1]["content"]
+    assert "Could not read your SEARCH line. Write it as: SEARCH: words" in retry
+    assert of_type(events, "tool_called") == []
+    failed = of_type(events, "agent_failed")[0]
+    assert "Write it as: REFERENCES: rm_xxxxxxxx" in failed.error
+
+
 async def test_a_fenced_bundle_without_search_is_not_told_of_it(shop):
     await shop.start(model={"protocol": "fenced"}, bundles={"function": "docstring"})
     shop.server.reply_text("SEARCH: tax")
