@@ -295,7 +295,11 @@ async def model_ready(root: Path) -> float:
 
 
 async def settled(client: LspClient) -> None:
-    """Wait until no run is queued or running (what the request set off)."""
+    """Wait until no run is queued or running (what the request set off) and
+    no pending proposal's check is still running (a failed test goes back to
+    the agent, whose next proposal replaces the first): what a person waits
+    for before deciding.
+    """
     began = time.perf_counter()
     while time.perf_counter() - began < SETTLE_S:
         busy = [
@@ -304,7 +308,17 @@ async def settled(client: LspClient) -> None:
             for run in await command(client, "remora.runs.list", {"status": status})
         ]
         if not busy:
-            return
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            checking = [
+                c
+                for p in pending
+                for c in p.get("checks") or []
+                if c.get("ok") is None and c.get("status") == "running"
+            ]
+            if not checking:
+                return
         await asyncio.sleep(0.2)
 
 
@@ -333,20 +347,26 @@ async def accept(client: LspClient, pending: list[dict[str, Any]]) -> str:
     return "; ".join(str(r) for r in refused)
 
 
-def server_options(model: str, scripted: Any, protocol: str | None) -> Any:
+def server_options(
+    model: str, scripted: Any, protocol: str | None, trusted: bool
+) -> Any:
     """``initializationOptions``: none for the embedded model (zero
-    configuration), the scripted endpoint otherwise.
+    configuration), the scripted endpoint otherwise; ``trusted``: the
+    workspace trust VS Code passes for a trusted folder (the engine then runs
+    a proposal's tests, a new test file's included, before showing it).
     """
+    options: dict[str, Any] = {"workspaceTrust": True} if trusted else {}
     if model == "embedded":
-        return {"model": {"protocol": protocol}} if protocol else None
-    return {
-        "model": {
-            "base_url": scripted.url,
-            "name": "scripted",
-            "protocol": protocol or "tools",
-            "retry_backoff_s": 0.01,
-        },
+        if protocol:
+            options["model"] = {"protocol": protocol}
+        return options or None
+    options["model"] = {
+        "base_url": scripted.url,
+        "name": "scripted",
+        "protocol": protocol or "tools",
+        "retry_backoff_s": 0.01,
     }
+    return options
 
 
 async def start(root: Path, workdir: Path, options: Any) -> tuple[LspClient, Editor]:
@@ -382,6 +402,7 @@ async def ask_project(
     model: str,
     scripted: Any = None,
     protocol: str | None = None,
+    trusted: bool = False,
 ) -> Any:
     """Ask one task of its own project through its own server; judge the files."""
     from agent_tasks import ModelLog, Outcome, run_end, run_events
@@ -392,7 +413,7 @@ async def ask_project(
     before = write_project(root, task)
     began = time.perf_counter()
     client, editor = await start(
-        root, workdir, server_options(model, scripted, protocol)
+        root, workdir, server_options(model, scripted, protocol, trusted)
     )
     try:
         target = await find_node(client, root, task.path, task.target)
@@ -431,12 +452,15 @@ async def ask_project(
             outcome.source = "\n".join(
                 str(p.get("diff") or p.get("new_source")) for p in pending
             )
+            outcome.details += [
+                f"check {c.get('name')}: {c.get('status')} {c.get('detail', '')}"[:160]
+                for p in pending
+                for c in p.get("checks") or []
+            ]
             accepted = time.perf_counter()
             problem = await accept(client, pending)
             await editor.save_all()
-            outcome.details.append(
-                f"accepted in {time.perf_counter() - accepted:.2f} s"
-            )
+            outcome.accept_s = time.perf_counter() - accepted
             if problem:
                 outcome.why = f"not applied: {problem}"[:200]
             else:
@@ -476,6 +500,7 @@ async def run_set(
     model: str,
     protocol: str | None,
     row: Any,
+    trusted: bool = False,
 ) -> list[Any]:
     """Every task through its own server; each row printed by ``row``."""
     from agent_tasks import Outcome
@@ -489,7 +514,9 @@ async def run_set(
     try:
         for task in tasks:
             try:
-                outcome = await ask_project(task, workdir, model, scripted, protocol)
+                outcome = await ask_project(
+                    task, workdir, model, scripted, protocol, trusted
+                )
             except Exception as error:  # a bench problem, not the agent's
                 outcome = Outcome(task.name, model, "error", why=repr(error)[:200])
             outcomes.append(outcome)
@@ -500,7 +527,7 @@ async def run_set(
     return outcomes
 
 
-def summary(outcomes: list[Any], model: str, full: bool) -> int:
+def summary(outcomes: list[Any], model: str, full: bool, trusted: bool = False) -> int:
     """Print set c's figures and targets; the number of failed targets."""
     import statistics
 
@@ -516,10 +543,15 @@ def summary(outcomes: list[Any], model: str, full: bool) -> int:
         if model == "embedded"
         else ("the scripted model (right answers as tool calls)")
     )
+    if trusted:
+        described += ", trusted workspace"
+    accepts = [o.accept_s for o in outcomes if o.accept_s]
+    accept = statistics.median(accepts) if accepts else 0.0
     print(f"\nset c: {count} tasks, {described}")
     print(
         f"  {model:<8} satisfied {satisfied}/{count}  "
-        f"change set|new file|failure {clear}/{count}  median {median:.2f} s"
+        f"change set|new file|failure {clear}/{count}  median {median:.2f} s "
+        f"(accept and apply: median {accept:.2f} s)"
     )
     print("  ended: " + ", ".join(f"{k} {v}" for k, v in sorted(ended.items())))
     if not full:

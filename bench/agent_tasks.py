@@ -104,6 +104,8 @@ class Outcome:
     """Seconds llama.cpp itself spent (prompt + generation), from its log."""
     source: str = ""
     details: list[str] = field(default_factory=list)
+    accept_s: float = 0.0
+    """Set c: seconds from asking to accept to the edit applied and saved."""
 
 
 # ---- what llama.cpp says it did ----------------------------------------------------
@@ -538,7 +540,9 @@ def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) 
     return failed
 
 
-async def run_c(only: list[str], model: str, protocol: str | None) -> int:
+async def run_c(
+    only: list[str], model: str, protocol: str | None, trusted: bool = False
+) -> int:
     """Set c (``bench/agent_task_projects.py``): one project and server per
     task, judged on the files; print; the number of failed targets.
     """
@@ -549,14 +553,15 @@ async def run_c(only: list[str], model: str, protocol: str | None) -> int:
     if not tasks:
         return 0
     print(
-        f"{'model':<8} {'task':<22} {'ended':<12} {'sat':<4} {'s':>6} {'model':>6} "
-        f"{'req':>3} {'read':>5} {'gen':>4}  why not"
+        f"{'model':<8} {'task':<22} {'ended':<12} {'sat':<4} {'s':>6} {'accept':>6} "
+        f"{'model':>6} {'req':>3} {'read':>5} {'gen':>4}  why not"
     )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-c-") as tmp:
         outcomes = await agent_task_projects.run_set(
-            tasks, Path(tmp), model, protocol, yield_row_c
+            tasks, Path(tmp), model, protocol, yield_row_c, trusted
         )
-    failed = agent_task_projects.summary(outcomes, model, len(tasks) == len(SET_C))
+    full = len(tasks) == len(SET_C)
+    failed = agent_task_projects.summary(outcomes, model, full, trusted)
     return failed + any(o.ended == "error" for o in outcomes)
 
 
@@ -565,7 +570,8 @@ def yield_row_c(outcome: Outcome) -> None:
     mark = "yes" if outcome.satisfied else "no"
     print(
         f"{outcome.path:<8} {outcome.task:<22} {outcome.ended:<12} {mark:<4} "
-        f"{outcome.seconds:>6.1f} {outcome.model_s:>6.1f} {outcome.requests:>3} "
+        f"{outcome.seconds:>6.1f} {outcome.accept_s:>6.2f} {outcome.model_s:>6.1f} "
+        f"{outcome.requests:>3} "
         f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
         flush=True,
     )
@@ -576,7 +582,9 @@ def yield_row_c(outcome: Outcome) -> None:
             print(textwrap.indent(line.rstrip(), "        > "))
 
 
-async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int:
+async def run(
+    sets: list[str], only: list[str], peer: bool, options: Any, trusted: bool = False
+) -> int:
     """Run the sets through the server and bare, task by task; print; the exit
     status.
     """
@@ -623,7 +631,7 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
         failed += any(o.ended == "error" for o in server + bare_runs)
     if "c" in sets:
         protocol = ((options or {}).get("model") or {}).get("protocol")
-        failed += await run_c(only, "embedded", protocol)
+        failed += await run_c(only, "embedded", protocol, trusted)
     return 1 if failed else 0
 
 
@@ -637,6 +645,12 @@ def main() -> None:
         choices=("embedded", "scripted"),
         default="embedded",
         help="set c only: the scripted model answers rightly (plumbing alone)",
+    )
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="set c: the editor says the workspace is trusted (workspaceTrust), "
+        "so proposals' tests run before they are shown",
     )
     parser.add_argument(
         "--selfcheck",
@@ -668,9 +682,13 @@ def main() -> None:
     if args.model == "scripted":
         if sets != ["c"]:
             parser.error("--model scripted runs set c only: add --set c")
-        failed = asyncio.run(run_c(args.task or [], "scripted", args.protocol))
+        failed = asyncio.run(
+            run_c(args.task or [], "scripted", args.protocol, args.trusted)
+        )
         sys.exit(1 if failed else 0)
-    code = asyncio.run(run(sets, args.task or [], not args.no_peer, options))
+    code = asyncio.run(
+        run(sets, args.task or [], not args.no_peer, options, args.trusted)
+    )
     sys.exit(code)
 
 
