@@ -222,11 +222,35 @@ def references_found(model: Any, task: ProjectTask) -> str:
     return f"find_references named {len(named)}/{len(wanted)} files changed"
 
 
-def script(model: Any, task: ProjectTask, ids: dict[tuple[str, str], str]) -> None:
-    """Have the scripted server answer ``task``'s request rightly."""
+def fenced(name: str, arguments: dict[str, Any]) -> str:
+    """A tool call written in the ``fenced`` protocol's text convention."""
+    if name == "find_references":
+        return f"REFERENCES: {arguments['node_id']}"
+    if name == "rewrite_self":
+        return f"```python\n{arguments['new_source']}```"
+    if name == "create_file":
+        return f"CREATE_FILE: {arguments['path']}\n```python\n{arguments['content']}```"
+    assert name == "propose_changes", name
+    blocks = [
+        f"CHANGE {c.get('node_id') or c['path']}\n```python\n{c['new_source']}```"
+        for c in arguments["changes"]
+    ]
+    return "\n".join([*blocks, f"SUMMARY: {arguments['summary']}"])
+
+
+def script(
+    model: Any, task: ProjectTask, ids: dict[tuple[str, str], str], protocol: str
+) -> None:
+    """Have the scripted server answer ``task``'s request rightly: tool calls,
+    or their text in the ``fenced`` protocol.
+    """
     from remora_lsp.testing.replies import Reply
 
-    replies = [Reply(tool_calls=[call]) for call in right_calls(task, ids)]
+    calls = right_calls(task, ids)
+    if protocol == "fenced":
+        replies = [Reply(text=fenced(name, arguments)) for name, arguments in calls]
+    else:
+        replies = [Reply(tool_calls=[call]) for call in calls]
     model.on(task.request, *replies)
 
 
@@ -425,7 +449,7 @@ async def ask_project(
                 if change.node is not None:
                     key = (change.path, change.node)
                     ids[key] = await find_node(client, root, *key)
-            script(scripted, task, ids)
+            script(scripted, task, ids, protocol or "tools")
         outcome.details.append(f"ready in {time.perf_counter() - began:.1f} s")
         model_log = ModelLog(root / ".remora" / "local-model.log")
         model_log.skip()
@@ -527,7 +551,13 @@ async def run_set(
     return outcomes
 
 
-def summary(outcomes: list[Any], model: str, full: bool, trusted: bool = False) -> int:
+def summary(
+    outcomes: list[Any],
+    model: str,
+    full: bool,
+    trusted: bool = False,
+    protocol: str | None = None,
+) -> int:
     """Print set c's figures and targets; the number of failed targets."""
     import statistics
 
@@ -541,7 +571,7 @@ def summary(outcomes: list[Any], model: str, full: bool, trusted: bool = False) 
     described = (
         "zero configuration (embedded model)"
         if model == "embedded"
-        else ("the scripted model (right answers as tool calls)")
+        else (f"the scripted model (right answers, {protocol or 'tools'} protocol)")
     )
     if trusted:
         described += ", trusted workspace"

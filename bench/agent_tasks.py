@@ -561,7 +561,7 @@ async def run_c(
             tasks, Path(tmp), model, protocol, yield_row_c, trusted
         )
     full = len(tasks) == len(SET_C)
-    failed = agent_task_projects.summary(outcomes, model, full, trusted)
+    failed = agent_task_projects.summary(outcomes, model, full, trusted, protocol)
     return failed + any(o.ended == "error" for o in outcomes)
 
 
