@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from remora_core.agents.change_tools import change_set_proposal, new_file_proposal
 from remora_core.agents.context import AgentContext
 from remora_core.agents.guarding import check_rewrite, refuse_new_node
 from remora_core.agents.questions import QuestionTimedOut
@@ -381,6 +382,31 @@ async def propose_new_node(
     return await _propose(context, proposal)
 
 
+async def create_file(
+    context: AgentContext, path: str, content: str, reason: str = ""
+) -> str:
+    """Propose a new file of the project (``change_tools.py``)."""
+    _check_size(context, "limits.proposal_chars", "the file's content", content)
+    return await _propose(context, new_file_proposal(context, path, content, reason))
+
+
+async def propose_changes(
+    context: AgentContext, changes: list[dict[str, Any]], summary: str
+) -> str:
+    """Propose several edits reviewed and accepted as one (``change_tools.py``)."""
+    total = (
+        sum(
+            len(str(c.get("new_source") or c.get("content") or ""))
+            for c in changes
+            if isinstance(c, dict)
+        )
+        if isinstance(changes, list)
+        else 0
+    )
+    _check_size(context, "limits.proposal_chars", "the changes", "x" * total)
+    return await _propose(context, change_set_proposal(context, changes, summary))
+
+
 async def read_node(context: AgentContext, node_id: str) -> str:
     """Another node's card and source."""
     node = _node(context, node_id)
@@ -545,6 +571,8 @@ async def ask_user(
 IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
     "rewrite_self": rewrite_self,
     "propose_new_node": propose_new_node,
+    "create_file": create_file,
+    "propose_changes": propose_changes,
     "read_node": read_node,
     "get_my_callers": get_my_callers,
     "get_my_callees": get_my_callees,

@@ -1,0 +1,255 @@
+"""New files and change sets through the real server (DESIGN §15, issue 27 §1-§2).
+
+A scripted model asks for ``create_file`` and ``propose_changes``; asserted is
+what a person sees and gets: the proposal listed with its kind, the diagnostic
+and "Accept: …" action on the asking node (and on each member's node), the
+``CreateFile`` in the edit, the file created, a set applied all or nothing —
+nothing at all when one of its documents changed — and secret, outside or
+existing paths refused with a reason the model can act on.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from remora_lsp.testing import apply_workspace_edits
+from remora_lsp.testing.actions import command
+from remora_lsp.testing.actions import events as of_type
+from remora_lsp.testing.actions import wait_for_run as finished
+from remora_lsp.testing.model_server import ModelServer
+from tests.lsp.conftest import EDITORS, session
+from tests.lsp.helpers import Buffer, eventually
+from tests.lsp.test_agent_runs import (
+    LONG_S,
+    chat,
+    code_actions,
+    node_of,
+    remora_diagnostics,
+    settings,
+)
+
+TEST_FILE = """from pkg.service import order
+
+
+def test_order_counts_the_quantity():
+    assert order("a", 2) > order("a", 1)
+"""
+ORDER = """def order(name, quantity, currency="EUR"):
+    item = make_item(name, currency=currency)
+    return item.total(quantity) + models.make_item("x").price"""
+MAKE_ITEM = """def make_item(name, price=1.0, currency="EUR"):
+    return Item(name, convert(price, currency))"""
+CURRENCY = """RATES = {"EUR": 1.0, "USD": 1.1}
+
+
+def convert(amount, currency):
+    return amount * RATES[currency]
+"""
+
+
+async def proposed_by(client, model: ModelServer, node_id: str, tool: str, args):
+    """Have ``node_id``'s agent call ``tool``; the run's ``tool_result`` and
+    the proposal ids it made.
+    """
+    model.reply_tool_call(tool, args)
+    model.reply_text("Done.")
+    run_id = await chat(client, node_id, "Please do it")
+    done = await finished(client, run_id, timeout=LONG_S)
+    assert done["type"] == "agent_completed", done
+    results = of_type(client, "tool_result", run_id=run_id)
+    made = [
+        e["proposal_id"] for e in of_type(client, "rewrite_proposed", run_id=run_id)
+    ]
+    return results[0], made
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_new_file_proposal_accepted_creates_the_file(editor, workspace):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            buffer = Buffer(client, "pkg/service.py")
+            node_id = await node_of(client, buffer, "def order")
+            args = {
+                "path": "tests/test_service.py",
+                "content": TEST_FILE,
+                "reason": "tests for order",
+            }
+            result, made = await proposed_by(
+                client, model, node_id, "create_file", args
+            )
+            assert result["ok"], result
+            (proposal_id,) = made
+            listed = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (shown,) = [p for p in listed if p["id"] == proposal_id]
+            assert shown["kind"] == "new_file"
+            assert shown["file_path"] == "tests/test_service.py"
+            diff = await command(
+                client, "remora.proposal.diff", {"proposal_id": proposal_id}
+            )
+            assert diff["old_source"] == "" and diff["new_source"] == TEST_FILE
+            assert "+def test_order_counts_the_quantity():" in diff["diff"]
+            # Shown on the asking node: a diagnostic and "Accept: create …".
+            line = buffer.position("def order")[0]
+            diagnostics = await eventually(
+                lambda: remora_diagnostics(client, buffer.uri)
+            )
+            assert diagnostics[0].code == proposal_id
+            assert "create tests/test_service.py (+5)" in diagnostics[0].message
+            actions = await code_actions(client, buffer.uri, line)
+            titles = [a["title"] for a in actions]
+            assert "Accept: create tests/test_service.py (+5)" in titles
+            assert not (workspace / "tests" / "test_service.py").exists()
+
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": proposal_id}
+            )
+            assert answer == {"applied": True}
+            created = workspace / "tests" / "test_service.py"
+            assert created.exists()
+            assert client.buffers[created.as_uri()].text == TEST_FILE
+            listed = await command(client, "remora.proposals.list", {})
+            (decided,) = [p for p in listed if p["id"] == proposal_id]
+            assert decided["status"] == "accepted"
+
+
+@pytest.mark.workspace("basic")
+async def test_secret_outside_and_existing_paths_are_never_proposed(workspace):
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            buffer = Buffer(client, "pkg/service.py")
+            node_id = await node_of(client, buffer, "def order")
+            refusals = {
+                ".env.local": "matches secrets.exclude",
+                "../elsewhere.py": "outside the project",
+                "pkg/models.py": "exists already",
+            }
+            for path, reason in refusals.items():
+                args = {"path": path, "content": "SECRET = 1\n", "reason": "x"}
+                result, made = await proposed_by(
+                    client, model, node_id, "create_file", args
+                )
+                assert not result["ok"] and reason in result["summary"], result
+                assert made == []
+            changes = [{"path": "config/.env", "new_source": "KEY = 'abc'\n"}]
+            result, made = await proposed_by(
+                client,
+                model,
+                node_id,
+                "propose_changes",
+                {"changes": changes, "summary": "add a key"},
+            )
+            assert not result["ok"] and "secrets.exclude" in result["summary"]
+            assert made == []
+            assert not (workspace / ".env.local").exists()
+            assert await command(client, "remora.proposals.list", {}) == []
+
+
+async def _propose_set(client, model, workspace):
+    """The change set of the tests below: ``order`` in service.py,
+    ``make_item`` in models.py and a new pkg/currency.py; (buffers, set id).
+    """
+    service = Buffer(client, "pkg/service.py")
+    models = Buffer(client, "pkg/models.py")
+    node_id = await node_of(client, service, "def order")
+    changes = [
+        {"node_id": node_id, "new_source": ORDER},
+        {"path": "pkg/models.py", "new_source": MAKE_ITEM},
+        {"path": "pkg/currency.py", "new_source": CURRENCY},
+    ]
+    result, made = await proposed_by(
+        client,
+        model,
+        node_id,
+        "propose_changes",
+        {"changes": changes, "summary": "add currency"},
+    )
+    assert result["ok"], result
+    return service, models, made[0]
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_change_set_across_three_files_is_accepted_as_one(editor, workspace):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, models, set_id = await _propose_set(client, model, workspace)
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            assert shown["kind"] == "change_set" and shown["summary"] == "add currency"
+            assert [m["kind"] for m in shown["members"]] == [
+                "rewrite",
+                "rewrite",
+                "new_file",
+            ]
+            # order uses make_item's new parameter; make_item uses the new
+            # module (and order names it: a word it defines counts).
+            assert shown["depends_on"] == [[0, 1], [0, 2], [1, 2]]
+            for path in ("pkg/service.py", "pkg/models.py", "pkg/currency.py"):
+                assert f"+++ b/{path}" in shown["diff"]
+            # One item, on each member's node, naming the set.
+            for buffer, needle in ((service, "def order"), (models, "def make_item")):
+                found = await eventually(
+                    lambda b=buffer: [
+                        d for d in remora_diagnostics(client, b.uri) if d.code == set_id
+                    ]
+                )
+                assert found[0].message.startswith(
+                    "Remora proposes a Change set: add currency "
+                    "(2 definitions in 2 files, 1 new file)"
+                )
+                line = buffer.position(needle)[0]
+                titles = [
+                    a["title"] for a in await code_actions(client, buffer.uri, line)
+                ]
+                assert (
+                    "Accept: Change set: add currency "
+                    "(2 definitions in 2 files, 1 new file)" in titles
+                )
+            # A part that leaves inconsistent code is refused, saying why.
+            with pytest.raises(Exception, match="needs member 1"):
+                await command(
+                    client,
+                    "remora.proposal.accept",
+                    {"proposal_id": set_id, "members": [0]},
+                )
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer == {"applied": True}
+            assert "currency=currency" in service.text
+            assert "convert(price, currency)" in models.text
+            currency = client.buffers[(workspace / "pkg" / "currency.py").as_uri()]
+            assert currency.text == CURRENCY
+            listed = await command(client, "remora.proposals.list", {})
+            assert [p["status"] for p in listed if p["id"] == set_id] == ["accepted"]
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_set_whose_document_changed_applies_nothing_and_is_stale(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, models, set_id = await _propose_set(client, model, workspace)
+            before = service.text
+            models.insert("def make_item", "# priced in euros\n")
+            stale = await eventually(
+                lambda: of_type(client, "rewrite_stale", proposal_id=set_id)
+            )
+            assert "pkg/models.py changed" in stale[0]["reason"]
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer["applied"] is False and "stale" in answer["reason"]
+            assert service.text == before
+            assert "convert" not in models.text
+            assert not (workspace / "pkg" / "currency.py").exists()
+            assert remora_diagnostics(client, service.uri) == []
