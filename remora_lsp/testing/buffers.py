@@ -6,8 +6,8 @@ Neovim, UTF-16 for VS Code) and to ``text``. :func:`apply_workspace_edits`
 makes the client answer ``workspace/applyEdit`` as an editor does: the edit
 lands in the open buffer (a file not yet open is opened first, like VS Code),
 then ``didChange`` goes to the server; a ``CreateFile`` creates the empty file
-on disk (never over an existing one) and its text arrives as an edit of it. Nothing is saved to disk, as in an
-editor before the person saves.
+on disk (never over an existing one) and its text arrives as an edit of it.
+Nothing is saved to disk, as in an editor before the person saves.
 """
 
 from __future__ import annotations
