@@ -70,7 +70,7 @@ def new_file_proposal(
     relative = project_path(context, path)
     member = new_file_member(relative, content, _exists(context, relative))
     node = context.node
-    return _proposal(
+    return build_proposal(
         context,
         "new_file",
         (member,),
@@ -100,7 +100,7 @@ def change_set_proposal(context: AgentContext, changes: Any, summary: Any) -> Pr
     refuse_overlaps(members)
     node = context.node
     paths = {m.path for m in members}
-    return _proposal(
+    return build_proposal(
         context,
         "change_set",
         tuple(members),
@@ -153,7 +153,7 @@ def _guarded(context: AgentContext, text: bytes, member: Member) -> Check | None
     )
 
 
-def _proposal(
+def build_proposal(
     context: AgentContext,
     kind: str,
     members: tuple[Member, ...],
@@ -162,6 +162,9 @@ def _proposal(
     anchor: str | None,
     checks: tuple[Check, ...] = (),
 ) -> Proposal:
+    """A ``new_file`` or ``change_set`` proposal of ``members`` by the turn's
+    agent (``anchor``: the asking node's file when none of theirs).
+    """
     services = context.services
     first = members[0]
     diff = first.diff if kind == "new_file" else set_diff(members, services.read_text)

@@ -124,6 +124,9 @@ class TurnRecord:
     """Proposals the turn's guard refused (the second one ends the turn)."""
     warned_unused: bool = False
     """A rewrite adding parameters its code never uses was refused once."""
+    wrote_files: list[str] = field(default_factory=list)
+    """``.pym`` tools that wrote to the agent's overlay this turn (their
+    writes become a proposal at the turn's end: ``overlay_proposals.py``)."""
 
 
 @dataclass

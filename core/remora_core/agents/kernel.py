@@ -59,6 +59,7 @@ from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.guided import keep_code_grammar
+from remora_core.agents.overlay_proposals import propose_overlay
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
@@ -148,6 +149,9 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
+        # A script's overlay writes become a proposal (a failed turn keeps
+        # them in the overlay: proposed after the next turn a script writes).
+        await propose_overlay(context)
         # The history rides in the transaction of the turn's last event.
         await services.memory.save(
             turn.agent_id, messages, write=turn.swarm.events.also_write

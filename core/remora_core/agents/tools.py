@@ -216,7 +216,10 @@ def _file_text(context: AgentContext, node: CodeNode) -> bytes:
     return text
 
 
-async def _propose(context: AgentContext, proposal: Proposal) -> str:
+async def propose(context: AgentContext, proposal: Proposal) -> str:
+    """Store ``proposal`` (with its ``rewrite_proposed``) and start its tests;
+    what the model is told.
+    """
     services, turn = context.services, context.turn
     verifier = services.verifier
     first = verifier.first_check(proposal) if verifier is not None else None
@@ -312,7 +315,7 @@ async def rewrite_self(
         reasoning=reasoning,
         checks=tuple(checks),
     )
-    return await _propose(context, proposal)
+    return await propose(context, proposal)
 
 
 def _unused_parameters(
@@ -379,7 +382,7 @@ async def propose_new_node(
         base_hash=text_hash(text),
         reasoning="",
     )
-    return await _propose(context, proposal)
+    return await propose(context, proposal)
 
 
 async def create_file(
@@ -387,7 +390,7 @@ async def create_file(
 ) -> str:
     """Propose a new file of the project (``change_tools.py``)."""
     _check_size(context, "limits.proposal_chars", "the file's content", content)
-    return await _propose(context, new_file_proposal(context, path, content, reason))
+    return await propose(context, new_file_proposal(context, path, content, reason))
 
 
 async def propose_changes(
@@ -404,7 +407,7 @@ async def propose_changes(
         else 0
     )
     _check_size(context, "limits.proposal_chars", "the changes", "x" * total)
-    return await _propose(context, change_set_proposal(context, changes, summary))
+    return await propose(context, change_set_proposal(context, changes, summary))
 
 
 async def read_node(context: AgentContext, node_id: str) -> str:

@@ -263,7 +263,7 @@ def pym_tool(tool: PymTool) -> Tool[AgentContext]:
 
             try:
                 result = await context.services.sandbox.run(
-                    tool, args, host_functions(context)
+                    tool, args, host_functions(context, tool.name)
                 )
             except PymError as error:  # the script's failure, told to the model
                 raise core.ToolError(str(error)) from None

@@ -70,6 +70,22 @@ def new_file_member(path: str, content: str, exists: bool) -> Member:
     return Member(path, "new_file", None, "", 0, 0, "", text, diff)
 
 
+def file_member(path: str, before: bytes, after: str, node_id: str | None) -> Member:
+    """The member replacing the whole of ``path`` (a ``.pym`` tool's overlay
+    write of an existing file); ProposalError if it changes nothing or adds
+    hidden characters.
+    """
+    old = before.decode("utf-8", "replace")
+    if old == after:
+        raise ProposalError(f"{path} is unchanged")
+    if (hidden := added_hidden(old, after)) is not None:
+        raise ProposalError(hidden)
+    diff = file_diff(path, split_lines(old), split_lines(after))
+    return Member(
+        path, "rewrite", node_id, text_hash(before), 0, len(before), old, after, diff
+    )
+
+
 def rewrite_member(node: CodeNode, file_text: bytes, new_source: str) -> Member:
     """The member rewriting ``node`` (validated as ``rewrite_self`` is)."""
     replacement, diff = prepare_rewrite(node, file_text, new_source)
