@@ -253,3 +253,76 @@ async def test_a_set_whose_document_changed_applies_nothing_and_is_stale(
             assert "convert" not in models.text
             assert not (workspace / "pkg" / "currency.py").exists()
             assert remora_diagnostics(client, service.uri) == []
+
+
+# ---- a cascade's proposals -------------------------------------------------------
+
+MAIN = """def main():
+    print(order("z", 3, currency="USD"))"""
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_cascades_proposals_arrive_as_one_set(editor, workspace):
+    from remora_lsp.testing.replies import text, tool_call
+
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service = Buffer(client, "pkg/service.py")
+            script = Buffer(client, "scripts/tool.py")
+            order_id = await node_of(client, service, "def order")
+            main_id = await node_of(client, script, "def main")
+            # The asked agent changes itself and tells its caller, whose agent
+            # (same request, same correlation) adapts.
+            model.on(
+                "please pass a currency",
+                tool_call("rewrite_self", {"new_source": MAIN}),
+                text("Adapted."),
+            )
+            model.on(
+                "Add currency support",
+                tool_call("rewrite_self", {"new_source": ORDER}),
+                tool_call(
+                    "send_message",
+                    {"to": main_id, "content": "please pass a currency"},
+                ),
+                text("Done, and told main."),
+            )
+            run_id = await chat(client, order_id, "Add currency support to order")
+            await finished(client, run_id, timeout=LONG_S)
+
+            async def one_set():
+                listed = await command(
+                    client, "remora.proposals.list", {"status": "pending"}
+                )
+                return (
+                    listed if any(p["kind"] == "change_set" for p in listed) else None
+                )
+
+            pending = await eventually(one_set, timeout=LONG_S)
+            (gathered,) = pending  # one item for the person
+            assert gathered["summary"] == "Add currency support to order"
+            assert gathered["node_id"] == order_id  # feedback goes to the starter
+            assert [(m["path"], m["node_id"]) for m in gathered["members"]] == [
+                ("pkg/service.py", order_id),
+                ("scripts/tool.py", main_id),
+            ]
+            (first,) = of_type(client, "rewrite_proposed", run_id=run_id)
+            everything = await command(client, "remora.proposals.list", {})
+            statuses = {p["id"]: p["status"] for p in everything}
+            assert statuses[first["proposal_id"]] == "superseded"
+            for buffer in (service, script):
+                await eventually(
+                    lambda b=buffer: [
+                        d
+                        for d in remora_diagnostics(client, b.uri)
+                        if d.code == gathered["id"]
+                    ]
+                )
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": gathered["id"]}
+            )
+            assert answer == {"applied": True}
+            assert 'currency="USD"' in script.text
+            assert "make_item(name, currency=currency)" in service.text
