@@ -326,3 +326,130 @@ async def test_a_cascades_proposals_arrive_as_one_set(editor, workspace):
             assert answer == {"applied": True}
             assert 'currency="USD"' in script.text
             assert "make_item(name, currency=currency)" in service.text
+
+
+# ---- verified by the project's tests ------------------------------------------------
+
+PASSING_TESTS = """from shop.pricing import quote
+
+
+def test_quote_of_nothing():
+    assert quote(0) == 0
+
+
+def test_quote_of_three():
+    assert quote(10, 3) == 36.0
+"""
+FAILING_TESTS = """from shop.pricing import quote
+
+
+def test_quote_without_vat():
+    assert quote(10) == 10
+"""
+QUOTE_IN_CENTS = """def quote(price, qty=1):
+    return with_vat(price * qty) * 100"""
+CENTS_TESTS = """from shop.pricing import quote
+
+
+def test_quote_in_cents():
+    assert quote(10) == 1200.0
+"""
+
+
+@pytest.mark.workspace("priced")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_new_test_file_is_run_as_its_check(editor, workspace):
+    from tests.lsp.test_verified_proposals import checked, trusted
+
+    with ModelServer() as model:
+        async with session(editor, workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            args = {
+                "path": "tests/test_quote_more.py",
+                "content": PASSING_TESTS,
+                "reason": "more tests for quote",
+            }
+            _result, (proposal_id,) = await proposed_by(
+                client, model, node_id, "create_file", args
+            )
+            (proposed,) = of_type(client, "rewrite_proposed", proposal_id=proposal_id)
+            assert proposed["checks"][0]["detail"] == "running 1 selected…"
+            check = await checked(client, proposal_id)
+            assert check["status"] == "passed" and check["detail"] == "2 passed"
+            assert not (workspace / "tests" / "test_quote_more.py").exists()
+
+
+@pytest.mark.workspace("priced")
+async def test_a_failing_new_test_goes_back_to_the_agent_once(workspace):
+    from tests.lsp.test_verified_proposals import TEST_S, checked, trusted
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            model.reply_tool_call(
+                "create_file",
+                {"path": "tests/test_bad.py", "content": FAILING_TESTS, "reason": "r"},
+            )
+            model.reply_text("Done.")
+            model.reply_tool_call(
+                "create_file",
+                {"path": "tests/test_bad.py", "content": PASSING_TESTS, "reason": "r"},
+            )
+            model.reply_text("Fixed.")
+            first_run = await chat(client, node_id, "Write tests for quote")
+            (first,) = await eventually(
+                lambda: of_type(client, "rewrite_proposed", run_id=first_run),
+                timeout=LONG_S,
+            )
+            failed = await checked(client, first["proposal_id"])
+            assert failed["status"] == "failed"
+            assert "test_quote_without_vat" in failed["detail"]
+            rejected = await eventually(
+                lambda: of_type(
+                    client, "rewrite_rejected", proposal_id=first["proposal_id"]
+                )
+            )
+            assert rejected[0]["by"] == "tests"
+            assert (
+                "The project's tests fail with your proposal" in rejected[0]["feedback"]
+            )
+            second = await eventually(
+                lambda: [
+                    e
+                    for e in of_type(client, "rewrite_proposed")
+                    if e["proposal_id"] != first["proposal_id"]
+                ],
+                timeout=TEST_S,
+            )
+            again = await checked(client, second[0]["proposal_id"])
+            assert again["status"] == "passed"
+
+
+@pytest.mark.workspace("priced")
+async def test_a_change_set_is_tested_once_with_every_member_applied(workspace):
+    from tests.lsp.test_verified_proposals import checked, trusted
+
+    with ModelServer() as model:
+        async with session("visual-studio-code", workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            changes = [
+                {"node_id": node_id, "new_source": QUOTE_IN_CENTS},
+                {"path": "tests/test_cents.py", "new_source": CENTS_TESTS},
+            ]
+            _result, (set_id,) = await proposed_by(
+                client,
+                model,
+                node_id,
+                "propose_changes",
+                {"changes": changes, "summary": "quote in cents"},
+            )
+            check = await checked(client, set_id)
+            # The new test passes only with the rewrite applied beside it; the
+            # old tests of quote break with it: one run, both outcomes.
+            assert check["status"] == "failed", check
+            assert "test_quote_adds_vat" in check["detail"]
+            assert "test_quote_in_cents" not in check["detail"]
+            assert len(of_type(client, "proposal_checked", proposal_id=set_id)) == 1
