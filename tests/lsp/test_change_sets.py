@@ -116,6 +116,45 @@ async def test_a_new_file_proposal_accepted_creates_the_file(editor, workspace):
             assert decided["status"] == "accepted"
 
 
+def without_file_creation(capabilities) -> None:
+    """A client that applies text edits but cannot create files."""
+    capabilities.workspace.workspace_edit.resource_operations = []
+
+
+@pytest.mark.workspace("basic")
+async def test_a_client_that_cannot_create_files_is_told_so(workspace):
+    with ModelServer() as model:
+        async with session(
+            "visual-studio-code",
+            workspace,
+            settings(model),
+            adjust=without_file_creation,
+        ) as client:
+            apply_workspace_edits(client)
+            buffer = Buffer(client, "pkg/service.py")
+            node_id = await node_of(client, buffer, "def order")
+            args = {
+                "path": "tests/test_service.py",
+                "content": TEST_FILE,
+                "reason": "t",
+            }
+            _result, (proposal_id,) = await proposed_by(
+                client, model, node_id, "create_file", args
+            )
+            line = buffer.position("def order")[0]
+            actions = await code_actions(client, buffer.uri, line)
+            (accept,) = [a for a in actions if a["title"].startswith("Accept:")]
+            assert "edit" not in accept
+            assert "cannot create files" in accept["disabled"]["reason"]
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": proposal_id}
+            )
+            assert answer["applied"] is False
+            assert "cannot create files" in answer["reason"]
+            assert "remora accept" in answer["reason"]
+            assert not (workspace / "tests" / "test_service.py").exists()
+
+
 @pytest.mark.workspace("basic")
 async def test_secret_outside_and_existing_paths_are_never_proposed(workspace):
     with ModelServer() as model:
@@ -228,6 +267,13 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
             assert currency.text == CURRENCY
             listed = await command(client, "remora.proposals.list", {})
             assert [p["status"] for p in listed if p["id"] == set_id] == ["accepted"]
+            # A way back: each file it edited, the new file named, not deleted.
+            undo = await command(
+                client, "remora.proposal.revert", {"proposal_id": set_id}
+            )
+            assert len(undo["proposal_ids"]) == 2
+            assert [r["path"] for r in undo["refused"]] == ["pkg/currency.py"]
+            assert "delete it by hand" in undo["refused"][0]["reason"]
 
 
 @pytest.mark.workspace("basic")
