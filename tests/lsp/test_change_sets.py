@@ -269,6 +269,10 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
             assert currency.text == CURRENCY
             listed = await command(client, "remora.proposals.list", {})
             assert [p["status"] for p in listed if p["id"] == set_id] == ["accepted"]
+            # Its lines are attributed to it, in each file.
+            for buffer in (service, models, currency):
+                owned = await command(client, "remora.attribution", {"uri": buffer.uri})
+                assert {a["proposal_id"] for a in owned} == {set_id}
             # A way back: each file it edited, the new file named, not deleted.
             undo = await command(
                 client, "remora.proposal.revert", {"proposal_id": set_id}
