@@ -477,6 +477,10 @@ async def test_a_failing_new_test_goes_back_to_the_agent_once(workspace):
             )
             again = await checked(client, second[0]["proposal_id"])
             assert again["status"] == "passed"
+            retry_prompt = model.text_of(2)  # the failing file, shown to fix it
+            assert "Your proposed changes were:" in retry_prompt
+            assert "tests/test_bad.py (new_file)" in retry_prompt
+            assert "assert quote(10) == 10" in retry_prompt
 
 
 @pytest.mark.workspace("priced")
