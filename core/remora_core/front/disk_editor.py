@@ -11,6 +11,9 @@ editor holds open) apply an accepted edit to the file itself:
    permission bits are kept);
 3. the file is read back and must hold exactly the expected text.
 
+A new file (``FileEdit.create``) is created, folders and all, and never
+replaces a file that appeared meanwhile (:func:`create_exclusively`).
+
 A file that is a symbolic link is written through to its target when that
 is inside the project — the link stays a link — and refused, saying why,
 when it leads outside (``project_paths.real_project_file``, resolved at the
@@ -67,6 +70,27 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def create_exclusively(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, never replacing a file that exists
+    (FileExistsError): written to a temporary file, then hard-linked into
+    place — the link fails if the name was taken meanwhile — so a reader
+    never sees half of it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".remora-tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, 0o644)
+        os.link(temporary, path)
+    finally:
+        with_suppressed_unlink(temporary)
+
+
 def with_suppressed_unlink(path: str) -> None:
     """Remove a temporary file, ignoring that it may be gone already."""
     with contextlib.suppress(OSError):
@@ -87,6 +111,10 @@ class DiskEditor:
         try:
             targets = [real_project_file(self.root, file.path) for file in files]
             for file, path in zip(files, targets, strict=True):
+                if file.create:
+                    if path.exists() or path.is_symlink():
+                        return Applied(False, f"{file.path} exists now")
+                    continue
                 current = await asyncio.to_thread(path.read_bytes)
                 if current != file.before:
                     return Applied(False, f"{file.path} changed on disk meanwhile")
@@ -104,7 +132,13 @@ class DiskEditor:
         why it does not hold them, or None.
         """
         after = file.after()
-        await asyncio.to_thread(write_atomically, path, after)
+        if file.create:
+            try:
+                await asyncio.to_thread(create_exclusively, path, after)
+            except FileExistsError:
+                return f"{file.path} exists now: not overwritten"
+        else:
+            await asyncio.to_thread(write_atomically, path, after)
         if await asyncio.to_thread(path.read_bytes) != after:
             return f"{file.path} does not hold the edit after writing"
         log.info("wrote %s (%d bytes)", file.path, len(after))
