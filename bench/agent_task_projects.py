@@ -212,11 +212,11 @@ def references_found(model: Any, task: ProjectTask) -> str:
     wanted = others(task)
     if not wanted:
         return ""
-    answers = [
+    answers = [  # tool results (tools) or what came back as input (fenced)
         str(message.get("content") or "")
         for request in model.requests
-        for message in request.get("messages", [])
-        if message.get("role") == "tool"
+        for message in request.get("messages", [])[2:]
+        if message.get("role") in ("tool", "user")
     ]
     named = [path for path in wanted if any(path in answer for answer in answers)]
     return f"find_references named {len(named)}/{len(wanted)} files changed"
@@ -238,20 +238,52 @@ def fenced(name: str, arguments: dict[str, Any]) -> str:
     return "\n".join([*blocks, f"SUMMARY: {arguments['summary']}"])
 
 
-def script(
-    model: Any, task: ProjectTask, ids: dict[tuple[str, str], str], protocol: str
-) -> None:
-    """Have the scripted server answer ``task``'s request rightly: tool calls,
-    or their text in the ``fenced`` protocol.
+class RightAnswers:
+    """The scripted server's responder: each task's right answer, step by
+    step, whatever the protocol. A step is a model message after the person's
+    request: in ``tools`` a tool result comes back as a tool message, in
+    ``fenced`` what a ``REFERENCES:`` line found comes back as a new user
+    message, so steps are counted from the request, not from the last user
+    message.
     """
-    from remora_lsp.testing.replies import Reply
 
-    calls = right_calls(task, ids)
-    if protocol == "fenced":
-        replies = [Reply(text=fenced(name, arguments)) for name, arguments in calls]
-    else:
-        replies = [Reply(tool_calls=[call]) for call in calls]
-    model.on(task.request, *replies)
+    def __init__(self) -> None:
+        self.replies: dict[str, list[Any]] = {}
+
+    def script(
+        self,
+        task: ProjectTask,
+        ids: dict[tuple[str, str], str],
+        protocol: str,
+    ) -> None:
+        """Answer ``task``'s request rightly: tool calls, or their text in the
+        ``fenced`` protocol.
+        """
+        from remora_lsp.testing.replies import Reply
+
+        calls = right_calls(task, ids)
+        if protocol == "fenced":
+            replies = [Reply(text=fenced(name, args)) for name, args in calls]
+        else:
+            replies = [Reply(tool_calls=[call]) for call in calls]
+        self.replies[task.request] = replies
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        """The reply to one chat-completions request."""
+        from remora_lsp.testing.replies import Reply
+
+        messages = request.get("messages") or []
+        for index, message in enumerate(messages):
+            if message.get("role") != "user":
+                continue
+            text = str(message.get("content") or "")
+            asked = next((r for r in self.replies if r in text), None)
+            if asked is None:
+                continue
+            step = sum(m.get("role") == "assistant" for m in messages[index + 1 :])
+            replies = self.replies[asked]
+            return replies[step] if step < len(replies) else Reply(text="Done.")
+        return Reply(text="Done.")
 
 
 # ---- through the server --------------------------------------------------------------
@@ -449,7 +481,7 @@ async def ask_project(
                 if change.node is not None:
                     key = (change.path, change.node)
                     ids[key] = await find_node(client, root, *key)
-            script(scripted, task, ids, protocol or "tools")
+            scripted.responder.script(task, ids, protocol or "tools")
         outcome.details.append(f"ready in {time.perf_counter() - began:.1f} s")
         model_log = ModelLog(root / ".remora" / "local-model.log")
         model_log.skip()
@@ -533,7 +565,7 @@ async def run_set(
     if model == "scripted":
         from remora_lsp.testing.model_server import ModelServer
 
-        scripted = ModelServer().__enter__()
+        scripted = ModelServer(responder=RightAnswers()).__enter__()
     outcomes = []
     try:
         for task in tasks:
