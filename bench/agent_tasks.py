@@ -37,9 +37,22 @@ Remora adds (its prompt, graph context, protocol, checks, events, store).
 
 Targets per set (issue 14): >= 11/12 satisfied, 12/12 ended in a proposal or a
 clear failure, median <= 3 s, server/peer median ratio <= 1.3. Exit status 1 if
-one fails. ``--set a|b`` runs one set, ``--task NAME`` one task, ``--no-peer``
+one fails. ``--set a|b|c`` runs one set, ``--task NAME`` one task, ``--no-peer``
 skips the floor, ``--threads N`` sets the model's threads on both sides (the
 only setting then given), ``-v`` prints each proposal and the peer's replies.
+
+Set ``c`` (issue 27 §4, ``bench/agent_task_set_c.py``): requests that span
+nodes and files — tests written in a new file, a parameter passed from every
+caller, renames with their callers, a helper extracted, a function split, a
+constant moved to a new module. Each task is its own small project and server;
+what was proposed is accepted through the editor's ``workspace/applyEdit``
+and the saved files are judged by running them (``bench/agent_task_projects.
+py``). No floor: a bare model call has no way to propose a change set. Target:
+12/12 ended in a proposal or a clear failure. ``--model scripted`` answers
+each task rightly through a scripted endpoint (``--protocol tools|fenced``),
+measuring the plumbing alone (target 12/12 satisfied); ``--trusted`` says the
+workspace is trusted (proposals' tests run before they are shown);
+``--selfcheck`` checks the judges without a server.
 """
 
 from __future__ import annotations
