@@ -336,16 +336,27 @@ class StoreFigures:
     nodes: int
     edges: int
     bytes: int
+    """The database file, its write-ahead log checkpointed into it first."""
+    names_bytes: int
+    """The stored name index (``symbol_snapshot``), part of :attr:`bytes`."""
 
 
 def store_figures(workspace: Path) -> StoreFigures:
-    """Count nodes and edges in the store; its size on disk (WAL included)."""
+    """Count nodes and edges in the store; its size on disk once its WAL is
+    checkpointed (the servers are stopped: the WAL's size says only when the
+    last checkpoint ran).
+    """
     folder = workspace / ".remora"
-    size = sum(p.stat().st_size for p in folder.glob("remora.db*"))
     with sqlite3.connect(folder / "remora.db") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         nodes = db.execute("SELECT count(*) FROM nodes").fetchone()[0]
         edges = db.execute("SELECT count(*) FROM edges").fetchone()[0]
-    return StoreFigures(nodes, edges, size)
+        try:
+            names = db.execute("SELECT length(data) FROM symbol_snapshot").fetchone()
+        except sqlite3.OperationalError:  # a store of main's
+            names = None
+    size = sum(p.stat().st_size for p in folder.glob("remora.db*"))
+    return StoreFigures(nodes, edges, size, names[0] if names else 0)
 
 
 def graph_memory(workspace: Path) -> Memory:
@@ -480,7 +491,8 @@ def report(
     print(
         f"store  {store.bytes / 1e6:.1f} MB for {store.nodes:,} nodes and "
         f"{store.edges:,} edges: {store.bytes / store.nodes * 1e5 / 1e6:.1f} MB "
-        f"per 100k nodes"
+        f"per 100k nodes (the name index {store.names_bytes / 1e6:.1f} MB of it: "
+        f"{store.names_bytes / store.nodes * 1e5 / 1e6:.1f} MB per 100k nodes)"
     )
     print(
         f"memory of the graph: {per_node:.0f} bytes per node (object "
