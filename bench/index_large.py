@@ -13,13 +13,16 @@ copied ``--scale`` times into one temporary workspace (``copy1/``, ``copy2/``,
   typing a comment in the middle of a method (didChange then documentSymbol,
   as ``document_symbol.py`` does): the edit latency to compare with;
 - **cold**: remora-lsp on the large workspace, no ``.remora/`` yet: time from
-  spawning to the end of the indexing progress, peak RSS of the process tree,
-  the first outline of ``copy1/_pydecimal.py`` after opening it, the same
-  typing as in the small project, then ``workspace/symbol`` as an editor sends
-  it, one request per keystroke while typing each of :data:`WORDS`;
+  spawning to the end of the indexing progress (and the CPU of the server and
+  of its workers until then), peak memory of the process tree by PSS and RSS
+  (server and workers apart from the embedded model, see
+  :class:`TreeSampler`), the first outline of ``copy1/_pydecimal.py`` after
+  opening it, ``workspace/symbol`` as an editor sends it, one request per
+  keystroke while typing each of :data:`WORDS`, then the same typing as in the
+  small project; the server is stopped once it stored the name index;
 - **warm**: a new server on the unchanged workspace, timed the same way, the
-  symbol queries asked right after indexing ends (the first one finds the
-  graph not loaded yet);
+  symbol queries asked right after indexing ends (the graph is not loaded
+  yet: the stored name index answers);
 - the store's size per 100k nodes and its node and edge counts; the server's
   memory per node and per edge (in this process, with ``tracemalloc``, while
   the stored graph is loaded into a ``CodeGraph``).

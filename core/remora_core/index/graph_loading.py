@@ -9,8 +9,12 @@ connection that
 :class:`~remora_core.index.codegraph.CodeGraph` asks, synchronously and cheaply (an
 indexed query per file or per node), for whatever it has not loaded yet. Once
 the workspace is indexed, :func:`fill_graph` loads the rest in small batches
-between other work, so requests are never queued behind it for long and
-questions about the whole project end up answered from memory.
+between other work, whenever the person pauses, so requests are never queued
+behind it for long and questions about the whole project end up answered
+from memory. Symbol searches meanwhile are answered from the name index kept
+in the store (``symbol_snapshot.py``, read by :func:`open_graph` with the
+file records), which :class:`StoredNames` builds again when it is missing or
+out of date.
 
 Why synchronous reads on the event loop: the graph's readers are synchronous
 (an outline, a hover, an agent's prompt), and one file's rows take a fraction
