@@ -355,7 +355,12 @@ class StoredNames:
             log.warning("cannot build the stored names: %s", error)
             return
         finally:
+            # Stopped too when the project closes meanwhile: the interpreter
+            # would otherwise wait for the build at exit.
+            processes = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
         if data is None:
             return
         stored = await self.database.transaction(

@@ -235,6 +235,8 @@ class Extractor:
         self.release_ahead()
         pool, self._pool = self._pool, None
         if pool is not None:
+            # Taken first: shutting down forgets them (``_processes`` is None).
+            processes = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            for process in list(getattr(pool, "_processes", {}).values()):
+            for process in processes:
                 process.terminate()
