@@ -200,6 +200,7 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
             retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
+            route=services.models.route(endpoint),
         )
         return {
             "model": model,
@@ -537,7 +538,11 @@ def describe_model_error(
     if isinstance(error, ModelConnectionError):
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
-            "Is it running, and is model.base_url right?"
+            + (
+                "Are they running, and is model.endpoints right?"
+                if len(endpoint.servers) > 1
+                else "Is it running, and is model.base_url right?"
+            )
         )
     if cut_short(error):
         return (
