@@ -271,6 +271,84 @@ def run_engine(
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# ---- what each lever of the client buys (in one process, same run) ----------------
+
+LEVER_ROUNDS = 21
+LEVER_SLOTS = 64
+
+
+async def lever_cpu(url: str) -> dict[str, float]:
+    """Client CPU per request (ms) with and without each lever of the
+    model client, against an endpoint of ``LEVER_SLOTS`` slots answering at
+    once: ``LEVER_SLOTS`` requests in flight through pydantic-ai's model (the
+    13 core tools, a system prompt), rounds of the variants interleaved, the
+    least of each kept (load only adds).
+    """
+    from openai import AsyncOpenAI
+    from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from remora_core.agents.chat_model import ChatModel
+    from remora_core.agents.lean_client import LeanOpenAI
+    from remora_core.agents.providers import SHARD_SLOTS
+    from remora_core.agents.toolset import core_tools
+
+    tools = [tool.tool_def for tool in core_tools().values()]
+    parameters = ModelRequestParameters(function_tools=tools)
+    system = "You are the agent of a function.\n" * 40 + "def f0_1(x):\n"
+    messages = [
+        ModelRequest(parts=[SystemPromptPart(system), UserPromptPart("Add a doc.")])
+    ]
+
+    def models(kind: type[AsyncOpenAI], clients: int) -> list[ChatModel]:
+        return [
+            ChatModel(
+                "scripted",
+                provider=OpenAIProvider(
+                    openai_client=kind(base_url=url, api_key="x", max_retries=0)
+                ),
+            )
+            for _ in range(clients)
+        ]
+
+    shards = LEVER_SLOTS // SHARD_SLOTS
+    variants = {
+        "SDK client, one": models(AsyncOpenAI, 1),
+        "lean client, one": models(LeanOpenAI, 1),
+        f"lean client, {shards} (shards)": models(LeanOpenAI, shards),
+    }
+    best = dict.fromkeys(variants, float("inf"))
+    for _round in range(LEVER_ROUNDS):
+        for name, chat in variants.items():
+            cpu = time.process_time()
+            await asyncio.gather(
+                *(
+                    chat[i % len(chat)].request(messages, None, parameters)
+                    for i in range(LEVER_SLOTS)
+                )
+            )
+            per = (time.process_time() - cpu) / LEVER_SLOTS * 1000
+            if _round:  # the first round opens connections
+                best[name] = min(best[name], per)
+    return best
+
+
+def levers() -> None:
+    """Print what the client's levers buy per request."""
+    endpoint = Endpoint(LEVER_SLOTS, 0.0)
+    try:
+        best = asyncio.run(lever_cpu(endpoint.url))
+    finally:
+        endpoint.close()
+    base = next(iter(best.values()))
+    print(
+        f"client CPU per request, {LEVER_SLOTS} in flight (least of "
+        f"{LEVER_ROUNDS - 1} rounds):"
+    )
+    for name, ms in best.items():
+        print(f"  {name:28s} {ms:6.2f} ms  ({ms / base:.2f})")
+
+
 # ---- the measurements -------------------------------------------------------------
 
 
@@ -352,6 +430,9 @@ def main() -> None:
     parser.add_argument("--slots", type=int, nargs="*", default=list(SLOTS))
     parser.add_argument("--profile", type=int, help="profile the engine at this N")
     parser.add_argument("--no-failover", action="store_true")
+    parser.add_argument(
+        "--levers", action="store_true", help="only the client levers' CPU"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--nodes", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--urls", nargs="*", help=argparse.SUPPRESS)
@@ -361,6 +442,9 @@ def main() -> None:
         child(arguments)
         return
     print(f"load: {uptime()}; L = {LATENCY_S} s per request; pid {os.getpid()}")
+    levers()
+    if arguments.levers:
+        return
     results = []
     for slots in sorted(arguments.slots):
         profile = None

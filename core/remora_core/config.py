@@ -30,6 +30,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -58,10 +59,14 @@ MAX_ENDPOINTS = 32
 
 
 def _usable_url(url: str) -> str:
-    """``url`` if requests can go there (``scheme://host[:port]/...``)."""
-    from remora_core.trust import origin
-
-    if origin(url) is None or not url.strip().lower().startswith(("http:", "https:")):
+    """``url`` if requests can go there (``http(s)://host[:port]/...``)."""
+    try:
+        parts = urlsplit(url.strip())
+        usable = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        _port = parts.port  # a bad port raises
+    except ValueError:
+        usable = False
+    if not usable:
         raise ValueError(
             f"{url[:SHOWN_CHARS]!r} is not an http(s) URL; give one like "
             "http://127.0.0.1:8000/v1"
