@@ -356,3 +356,53 @@ async def test_a_repositorys_endpoints_get_no_key(two, monkeypatch):
     assert authorization(mine) == [f"Bearer {KEY}"]
     assert len(theirs.headers) == 1
     assert KEY not in authorization(theirs)[0]
+
+
+# ---- the lean client -------------------------------------------------------------
+
+
+async def test_the_lean_client_sends_what_the_sdk_client_sends():
+    """``LeanOpenAI`` skips the SDK's walk of the body, not a byte of it."""
+    from openai import AsyncOpenAI
+    from remora_core.agents.lean_client import LeanOpenAI
+
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "rewrite_self",
+            "description": "Propose.",
+            "parameters": {
+                "type": "object",
+                "properties": {"new_source": {"type": "string"}},
+                "required": ["new_source"],
+            },
+        },
+    }
+    arguments: dict[str, Any] = {
+        "model": "scripted",
+        "messages": [
+            {"role": "system", "content": "You are f."},
+            {"role": "user", "content": [{"type": "text", "text": "Doc?"}]},
+        ],
+        "tools": [tool],
+        "temperature": 0.2,
+        "extra_body": {"structured_outputs": {"regex": "a+"}},
+        "extra_headers": {"X-Trace": "1"},
+        "timeout": 5,
+    }
+    with ModelServer() as server:
+        for kind in (AsyncOpenAI, LeanOpenAI):
+            client = kind(base_url=server.url, api_key=KEY, max_retries=0)
+            answer = await client.chat.completions.create(**arguments)
+            assert answer.choices[0].message.content == "Done."
+            stream = await client.chat.completions.create(stream=True, **arguments)
+            assert [chunk async for chunk in stream]
+            await client.close()
+        sdk, sdk_stream, lean, lean_stream = server.requests
+        assert lean == sdk and lean_stream == sdk_stream
+        assert sdk["structured_outputs"] == {"regex": "a+"}
+        first, _, third, _ = server.headers
+        for name in ("authorization", "x-trace", "content-type"):
+            assert {k.lower(): v for k, v in third.items()}[name] == {
+                k.lower(): v for k, v in first.items()
+            }[name]
