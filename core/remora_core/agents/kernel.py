@@ -30,6 +30,7 @@ typing must not burn model time. The chat history is saved after a turn that com
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -80,6 +81,16 @@ if TYPE_CHECKING:
     from remora_core.swarm.turns import Turn
 
 log = logging.getLogger(__name__)
+
+# The model's client modules load with the kernel, which is imported in a
+# thread (``runtime.py``): the first request of a session would otherwise
+# import them (~1.5 s: the OpenAI SDK) on the event loop, holding every turn.
+for _module in (
+    "pydantic_ai.providers.openai",
+    "remora_core.agents.chat_model",
+    "remora_core.agents.lean_client",
+):
+    importlib.import_module(_module)
 
 
 class AgentKernel:
@@ -204,6 +215,7 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
             retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
+            route=services.models.route(endpoint),
         )
         return {
             "model": model,
@@ -562,7 +574,11 @@ def describe_model_error(
     if isinstance(error, ModelConnectionError):
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
-            "Is it running, and is model.base_url right?"
+            + (
+                "Are they running, and is model.endpoints right?"
+                if len(endpoint.servers) > 1
+                else "Is it running, and is model.base_url right?"
+            )
         )
     if cut_short(error):
         return (
