@@ -63,7 +63,11 @@ from remora_core.agents.guided import keep_code_grammar
 from remora_core.agents.instructions import instructions_of
 from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
-from remora_core.agents.providers import Endpoint, ModelNotConfigured
+from remora_core.agents.providers import (
+    Endpoint,
+    ModelNotConfigured,
+    openai_client_class,
+)
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
@@ -88,9 +92,9 @@ log = logging.getLogger(__name__)
 for _module in (
     "pydantic_ai.providers.openai",
     "remora_core.agents.chat_model",
-    "remora_core.agents.lean_client",
 ):
     importlib.import_module(_module)
+openai_client_class()
 
 
 class AgentKernel:

@@ -276,9 +276,7 @@ class ModelResolver:
         key = (url, endpoint.api_key, shard)
         client = self._clients.get(key)
         if client is None:
-            from remora_core.agents.lean_client import LeanOpenAI
-
-            client = self._clients[key] = LeanOpenAI(
+            client = self._clients[key] = openai_client_class()(
                 base_url=url,
                 api_key=endpoint.api_key,
                 max_retries=0,  # retried with backoff by resilient.py
@@ -385,3 +383,18 @@ def _local_installed() -> bool:
     from remora_core.agents.local import local_extra_installed
 
     return local_extra_installed()
+
+
+def openai_client_class() -> type[Any]:
+    """The OpenAI client class endpoints use: the lean one, or the SDK's own
+    when a newer SDK moved the internals the lean one builds on (it would
+    otherwise fail every request; only the body's walk is lost).
+    """
+    try:
+        from remora_core.agents.lean_client import LeanOpenAI
+    except ImportError as error:
+        from openai import AsyncOpenAI
+
+        log.warning("the OpenAI SDK's own client is used (%s)", error)
+        return AsyncOpenAI
+    return LeanOpenAI
