@@ -61,6 +61,7 @@ from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.guided import keep_code_grammar
 from remora_core.agents.instructions import instructions_of
+from remora_core.agents.overlay_proposals import propose_overlay
 from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import (
@@ -167,6 +168,9 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
+        # A script's overlay writes become a proposal (a failed turn keeps
+        # them in the overlay: proposed after the next turn a script writes).
+        await propose_overlay(context)
         # The history rides in the transaction of the turn's last event.
         await services.memory.save(
             turn.agent_id, messages, write=turn.swarm.events.also_write
@@ -384,12 +388,10 @@ class AgentKernel:
         impl = core.IMPLEMENTATIONS
         follow_up: list[str] = []
         retry = False
-        if reply.code is not None:
-            arguments = {"new_source": reply.code, "reasoning": reply.text}
+        if reply.code is not None or reply.changes:
+            tool, arguments = _edit_call(reply)
             violations = len(context.record.violations)
-            ok, text = await core.call_tool(
-                context, "rewrite_self", arguments, impl["rewrite_self"]
-            )
+            ok, text = await core.call_tool(context, tool, arguments, impl[tool])
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
@@ -448,6 +450,30 @@ class AgentKernel:
             )
             answers.append(text)
         return answers
+
+
+def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
+    """The tool a fenced reply's code asks for, and its arguments: a rewrite
+    of the agent's node, a new file (``CREATE_FILE``) or a change set
+    (``CHANGE`` blocks).
+    """
+    if reply.changes:
+        changes = [
+            {
+                "node_id" if target.startswith("rm_") else "path": target,
+                "new_source": code,
+            }
+            for target, code in reply.changes
+        ]
+        return "propose_changes", {"changes": changes, "summary": reply.summary}
+    if reply.new_file is not None:
+        arguments = {
+            "path": reply.new_file,
+            "content": reply.code,
+            "reason": reply.text,
+        }
+        return "create_file", arguments
+    return "rewrite_self", {"new_source": reply.code, "reasoning": reply.text}
 
 
 def _asked_again(asked: str, reason: str) -> str:
