@@ -461,6 +461,7 @@ async def ask_project(
     trusted: bool = False,
 ) -> Any:
     """Ask one task of its own project through its own server; judge the files."""
+    from agent_tasks import RUN_TIMEOUT_S as RUN_S
     from agent_tasks import ModelLog, Outcome, run_end, run_events
 
     outcome = Outcome(task.name, model)
@@ -489,7 +490,14 @@ async def ask_project(
         answer = await command(
             client, "remora.agent.chat", {"node_id": target, "message": task.request}
         )
-        end = await run_end(client, answer["run_id"])
+        try:
+            end = await run_end(client, answer["run_id"])
+        except TimeoutError:  # e.g. a reply that runs on: stop it, say so
+            await command(client, "remora.agent.cancel", {"run_id": answer["run_id"]})
+            outcome.seconds = time.perf_counter() - began
+            outcome.ended = "timeout"
+            outcome.why = f"the run had not ended after {RUN_S:g} s: cancelled"
+            return outcome
         await settled(client)
         outcome.seconds = time.perf_counter() - began
         events = run_events(client, answer["run_id"])

@@ -610,10 +610,11 @@ async def run(
         if label in SETS
     }
     results: dict[str, tuple[list[Outcome], list[Outcome]]] = {}
-    print(
-        f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'model':>6} "
-        f"{'req':>3} {'read':>5} {'gen':>4}  why not"
-    )
+    if any(chosen.values()):
+        print(
+            f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'model':>6} "
+            f"{'req':>3} {'read':>5} {'gen':>4}  why not"
+        )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-") as tmp:
         workdir = Path(tmp)
         threads = ((options or {}).get("model") or {}).get("threads")
