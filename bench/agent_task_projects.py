@@ -603,8 +603,9 @@ def summary(
 
     count = len(outcomes)
     satisfied = sum(o.satisfied for o in outcomes)
-    clear = sum(o.ended not in ("answer", "error") for o in outcomes)
-    median = statistics.median(o.seconds for o in outcomes) if outcomes else 0.0
+    clear = sum(o.ended not in ("answer", "error", "timeout") for o in outcomes)
+    ended_s = [o.seconds for o in outcomes if o.ended not in ("error", "timeout")]
+    median = statistics.median(ended_s) if ended_s else 0.0
     ended: dict[str, int] = {}
     for o in outcomes:
         ended[o.ended] = ended.get(o.ended, 0) + 1
@@ -620,7 +621,8 @@ def summary(
     print(f"\nset c: {count} tasks, {described}")
     print(
         f"  {model:<8} satisfied {satisfied}/{count}  "
-        f"change set|new file|failure {clear}/{count}  median {median:.2f} s "
+        f"change set|new file|failure {clear}/{count}  median {median:.2f} s of "
+        f"the runs that ended "
         f"(accept and apply: median {accept:.2f} s)"
     )
     print("  ended: " + ", ".join(f"{k} {v}" for k, v in sorted(ended.items())))
