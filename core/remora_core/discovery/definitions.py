@@ -91,7 +91,9 @@ class _Extractor:
     ) -> None:
         self.text = text
         self.lines = lines
-        self.read_inline_ids = read_inline_ids
+        # An inline id always holds ``rm_``: most files have none, and looking
+        # for one per definition was a tenth of extracting a file.
+        self.read_inline_ids = read_inline_ids and b"rm_" in text
         self.imports = imports
         """Where the import statements met on the way go, if anywhere."""
         self.points_are_lines = b"\r" not in text
