@@ -55,6 +55,16 @@ function onEvent(event) {
   if (event.type === "topology_changed" && ((event.added || []).length || (event.removed || []).length)) reloadGraph();
 }
 
+/** Back after the server was gone: the events missed meanwhile arrive on
+ * the stream; what they do not say (a run the stop interrupted, nodes edited
+ * while no server ran) is read again. */
+function caughtUp() {
+  quietly(() => runs.refresh())();
+  quietly(() => graphRuns.refresh())();
+  quietly(() => nodePanel.refresh())();
+  quietly(() => graph.load().then(paintNote).then(markAwaiting))();
+}
+
 function paintNote({ ms, nodes, calls }) {
   // For a person's console and the browser tests: what was painted, how fast,
   // and the graph itself (each node's colour and state).
@@ -110,10 +120,11 @@ async function start() {
   const recent = await call("remora.events.list", { limit: 300 });
   for (const event of recent) events.add(event);
   const since = recent.length ? recent[recent.length - 1].seq : (await call("remora.events.last_seq", {})).seq;
-  follow(since, onEvent, (state) => {
+  follow(since, onEvent, (state, resumed) => {
     show($("connection"), state === "live" ? "live" : "reconnecting…");
     $("connection").className = `pill ${state}`;
     document.body.dataset.stream = state;
+    if (resumed) caughtUp();
   });
   await Promise.all([
     runs.refresh(),
