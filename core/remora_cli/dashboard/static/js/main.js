@@ -52,7 +52,9 @@ function onEvent(event) {
   if (event.type.startsWith("agent_") || event.type.startsWith("rewrite_") || event.type === "human_chat") refreshRuns();
   if (nodePanel.nodeId && [...about].some((id) => id === nodePanel.nodeId || id.startsWith(nodePanel.nodeId))) refreshNode();
   if (event.type.startsWith("graph_")) refreshGraphRuns();
-  if (event.type === "topology_changed" && ((event.added || []).length || (event.removed || []).length)) reloadGraph();
+  // Nodes added, removed or orphaned (a definition deleted: its history is
+  // kept, but it is no longer in the code): the graph is read again.
+  if (event.type === "topology_changed" && ["added", "removed", "orphaned"].some((k) => (event[k] || []).length)) reloadGraph();
 }
 
 /** Back after the server was gone: the events missed meanwhile arrive on
