@@ -1,6 +1,7 @@
 """The page's graph follows the code: a function added in the editor appears
 in it, renamed it shows its new name, deleted it goes (``topology_changed``
-events reload the graph). Tested in Debian's Chromium."""
+events reload the graph). Tested in Debian's Chromium.
+"""
 
 from __future__ import annotations
 
