@@ -66,6 +66,10 @@ ALLOWED = frozenset(
         "remora.agent.chat",
         "remora.agent.cancel",
         "remora.graph.cancel",
+        "remora.subscriptions.add",
+        "remora.subscriptions.remove",
+        "remora.node.mute",
+        "remora.node.unmute",
     }
 )
 """The commands the page may call (it never forgets, restores or trusts)."""
