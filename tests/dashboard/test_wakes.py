@@ -11,7 +11,11 @@ from tests.dashboard.support import browser, dashboard, painted
 from tests.dashboard.test_page import open_node, until
 from tests.lsp.test_command_line import HELPER, remora
 
-OWN = "#node-wakes li:not([data-subscription^=sub_msg_]):not([data-subscription^=sub_own_])"
+OWN = (
+    "#node-wakes li:not([data-subscription^=sub_msg_])"
+    ":not([data-subscription^=sub_own_])"
+)
+"""The node's own subscriptions on its page (not its two defaults)."""
 
 
 async def subscriptions(workspace) -> dict:
