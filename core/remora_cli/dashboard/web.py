@@ -49,14 +49,12 @@ STATIC = resources.files("remora_cli.dashboard") / "static"
 ALLOWED = frozenset(
     {
         "remora.nodes.graph",
-        "remora.nodes.search",
         "remora.node.get",
         "remora.agent.history",
         "remora.runs.list",
         "remora.events.list",
         "remora.events.last_seq",
         "remora.proposals.list",
-        "remora.proposal.diff",
         "remora.graph.runs",
         "remora.graph.status",
         "remora.usage",
@@ -72,7 +70,9 @@ ALLOWED = frozenset(
         "remora.node.unmute",
     }
 )
-"""The commands the page may call (it never forgets, restores or trusts)."""
+"""The commands the page may call (it never forgets, restores or trusts):
+exactly those its scripts send (``tests/docs/test_clients_table.py``), the
+Dashboard column of ``docs/reference/clients.md``."""
 RETRY_MS = 1000
 STATUS = {"invalid": 400, "ambiguous": 400, "not_found": 404, "not_owner": 409}
 
