@@ -67,7 +67,8 @@ def test_the_dashboard_lets_through_exactly_what_its_page_sends():
 
     page = client_reach.dashboard(set(clients_page.COMMANDS))
     assert page.literals == set(web.ALLOWED)
-    assert {"remora.proposal.accept", "remora.node.mute"} <= page.commands["node page"].keys()
+    node_page = page.commands["node page"].keys()
+    assert {"remora.proposal.accept", "remora.node.mute"} <= node_page
 
 
 @pytest.mark.parametrize(
