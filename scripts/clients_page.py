@@ -3,9 +3,9 @@
 Rows are the command table (``remora_core.front.commands.COMMANDS``); columns
 are VS Code, Neovim, the command line, MCP and the dashboard's page; a cell
 names the client's own commands that reach the table command (read from the
-clients' manifests and sources by :mod:`client_reach`, which says how). A cell a person would expect
-filled (:data:`EXPECTED`) that no command fills shows "—"; one nobody expects
-stays empty.
+clients' manifests and sources by :mod:`client_reach`, which says how). A
+cell a person would expect filled (:data:`EXPECTED`) that no command fills
+shows "—"; one nobody expects stays empty.
 """
 
 from __future__ import annotations
