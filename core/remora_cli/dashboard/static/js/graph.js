@@ -117,12 +117,15 @@ export class GraphView {
 
   /** Recolour a node for its agent's new state: at once when the graph is
    * quiet; in a flood of events, in batches, each once the last one is drawn
-   * and the page has had a few times as long for everything else. Every
-   * recolouring redraws the whole graph — about 10 ms with a GPU, a second
-   * for 10,000 nodes in software WebGL on a busy machine — and the event
-   * list, the panels and the rest of the page are only painted between. */
+   * and the page has had several times as long for everything else (the wait
+   * doubles from BATCH_MS while changes keep coming, up to GRAPH_SHARE - 1
+   * times what drawing took). Every recolouring redraws the whole graph —
+   * milliseconds with a GPU, about a second for 10,000 nodes in software
+   * WebGL on a busy machine — and the event list, the panels and the rest
+   * of the page are only painted between. */
   setState(nodeId, status) {
     if (!this.graph.hasNode(nodeId)) return;
+    if (this.state(nodeId) === status) return; // nothing to redraw
     this.pending.set(nodeId, status);
     if (!this.recolouring) this.recolour();
   }
@@ -130,8 +133,7 @@ export class GraphView {
   async recolour() {
     this.recolouring = true;
     try {
-      while (this.pending.size) {
-        const started = performance.now();
+      for (let pressure = 0; this.pending.size; pressure++) {
         const batch = this.pending;
         this.pending = new Map();
         for (const [nodeId, status] of batch) {
@@ -139,9 +141,8 @@ export class GraphView {
           const kind = this.graph.getNodeAttribute(nodeId, "kind");
           this.graph.mergeNodeAttributes(nodeId, { status, color: colour(kind, status) });
         }
-        await drawn(this.renderer);
-        const cost = performance.now() - started;
-        await sleep(Math.max(BATCH_MS, cost * (GRAPH_SHARE - 1)));
+        const cost = await drawn(this.renderer);
+        await sleep(Math.max(BATCH_MS, Math.min(cost * (GRAPH_SHARE - 1), BATCH_MS * 2 ** pressure)));
       }
     } finally {
       this.recolouring = false;
@@ -217,17 +218,23 @@ function colour(kind, status) {
   return COLOURS[status] || COLOURS.idle;
 }
 
-/** Once sigma has drawn the graph and the browser its next frame (or after
- * DRAWN_MS if nothing was drawn). */
+/** Once sigma has drawn the graph and the browser its next frame: how long
+ * that took from the start of sigma's drawing (ms); BATCH_MS if nothing was
+ * drawn within DRAWN_MS. */
 function drawn(renderer) {
-  if (!renderer) return Promise.resolve();
+  if (!renderer) return Promise.resolve(BATCH_MS);
   return new Promise((resolve) => {
+    let started = 0;
+    const begin = () => (started = performance.now());
     const done = () => {
       clearTimeout(timer);
+      renderer.removeListener("beforeRender", begin);
       renderer.removeListener("afterRender", done);
-      requestAnimationFrame(() => resolve());
+      if (!started) resolve(BATCH_MS);
+      else requestAnimationFrame(() => resolve(performance.now() - started));
     };
     const timer = setTimeout(done, DRAWN_MS);
+    renderer.on("beforeRender", begin);
     renderer.on("afterRender", done);
   });
 }

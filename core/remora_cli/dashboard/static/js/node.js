@@ -120,9 +120,9 @@ export class NodePanel {
       input.value = this.element.querySelector(`.sub-${name}`)?.value || "";
       return input;
     };
-    const types = field("types", "event types, e.g. content_changed");
+    const types = field("types", "event types");
     const files = field("path", "files, e.g. pkg/*.py");
-    const from = field("from", "from nodes, e.g. rm_ab*");
+    const from = field("from", "from nodes");
     const list = (input) => input.value.split(/[\s,]+/).filter(Boolean);
     const subscribe = async () => {
       const pattern = {};
