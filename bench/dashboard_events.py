@@ -9,7 +9,11 @@ folder; a scripted OpenAI-compatible model on 127.0.0.1 answering every
 request at once; the person's settings in a temporary folder (no cooldown,
 ``agents.max_concurrency`` ``--concurrency``); ``remora dashboard`` started as
 a person starts it (no editor: it opens the project and serves its control
-socket) and headless Chromium (software WebGL) on its URL.
+socket) and headless Chromium on its URL: WebGL in SwiftShader and software
+compositing, which is what Chromium does by itself on a machine without a
+usable GPU (``--gpu-compositing``: composite with SwiftShader too, as the
+browser tests do — every frame then costs the GL compositor, far more on a
+busy 2-core machine).
 
 Measured:
 
@@ -28,7 +32,9 @@ Measured:
   **peer**, same run: a plain consumer of the control socket's event stream
   in this process (what ``remora logs -f`` does), noting when each event
   arrives — the floor any consumer of the engine pays. The page's extra cost
-  is the difference.
+  is the difference; when the browser's network layer received each event
+  (CDP ``Network.eventSourceMessageReceived``, noted here as it is reported)
+  splits it into transport (the dashboard's server-sent events) and drawing.
 - **Memory**: the page's JavaScript heap (CDP ``Performance.getMetrics``
   ``JSHeapUsedSize``) and the proportional set size of the tab's renderer
   process and of all of Chromium's processes (``/proc/*/smaps_rollup``), after
@@ -231,7 +237,8 @@ async def main(args: argparse.Namespace) -> int:
 async def measure(root: Path, args: argparse.Namespace) -> int:
     """The dashboard on ``root``, Chromium on it: figures; 1 if a target fails."""
     failed: list[str] = []
-    async with dashboard(root) as url, browser() as page:
+    switches = () if args.gpu_compositing else ("--disable-gpu-compositing",)
+    async with dashboard(root) as url, browser(*switches) as page:
         started = time.monotonic()
         await page.goto(url)
         paint = await painted(page, timeout_s=180)
@@ -257,6 +264,14 @@ async def measure(root: Path, args: argparse.Namespace) -> int:
         await page.click("nav button[data-tab=events]")
         await page.evaluate(WATCH)
         arrived: dict[int, float] = {}
+        # When the browser's network layer got each event (CDP, observed).
+        received: dict[int, float] = {}
+        network = await page.context.new_cdp_session(page)
+        await network.send("Network.enable")
+        network.on(
+            "Network.eventSourceMessageReceived",
+            lambda m: received.setdefault(int(m["eventId"] or 0), time.time()),
+        )
         listening = asyncio.ensure_future(peer(root, first, arrived))
         sent_at = time.time()
         sent = await flood(link, nodes, args.rate / args.events_per_run, args.seconds)
@@ -309,7 +324,12 @@ async def measure(root: Path, args: argparse.Namespace) -> int:
             shown[seq] = earliest
     lags = [shown[s] - t for s, t in stamped.items() if s in shown]
     floor = [arrived[s] - t for s, t in stamped.items() if s in arrived]
-    for name, values in (("page (drawn)", lags), ("peer (socket)", floor)):
+    browser_got = [received[s] - t for s, t in stamped.items() if s in received]
+    for name, values in (
+        ("page (drawn)", lags),
+        ("browser (received, CDP)", browser_got),
+        ("peer (socket)", floor),
+    ):
         if values:
             print(
                 f"lag {name}: p50 {statistics.median(values) * 1000:.0f} ms, "
@@ -362,6 +382,12 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=float, default=150, help="events/s wanted")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--gpu-compositing",
+        action="store_true",
+        help="composite the page with SwiftShader too, as the tests do "
+        "(default: software compositing, Chromium's own choice without a GPU)",
+    )
     parser.add_argument(
         "--events-per-run", type=float, default=5, help="to pace the chats"
     )
