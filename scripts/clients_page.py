@@ -62,10 +62,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.subscriptions.remove": (*EDITORS, "CLI", PAGE),
     "remora.node.mute": (*EDITORS, "CLI", PAGE),
     "remora.node.unmute": (*EDITORS, "CLI", PAGE),
+    "remora.node.instructions.set": (*EDITORS, "CLI"),
 }
 """Table command → the clients a person would expect to reach it (DESIGN §11,
-§11b, §13, §15 and issues 26, 28 and 29). Nothing through MCP writes or decides (§11b);
-plumbing a client uses without a person asking (``remora.node.at``,
+§11b, §13, §15 and issues 26, 27, 28 and 29). Nothing through MCP writes or
+decides (§11b); plumbing a client uses without a person asking (``remora.node.at``,
 ``remora.events.last_seq``) is expected nowhere."""
 
 MISSING = "—"
