@@ -55,6 +55,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -242,68 +243,78 @@ async def measure(root: Path, args: argparse.Namespace) -> int:
     failed: list[str] = []
     switches = () if args.gpu_compositing else ("--disable-gpu-compositing",)
     async with dashboard(root) as url, browser(*switches) as page:
-        started = time.monotonic()
-        await page.goto(url)
-        paint = await painted(page, timeout_s=180)
-        navigation_s = time.monotonic() - started
-        print(
-            f"first paint of {paint['nodes']} nodes, {paint['calls']} calls: "
-            f"{paint['ms'] / 1000:.2f} s (page script), "
-            f"{navigation_s:.2f} s from navigation"
-        )
-        if paint["nodes"] != NODES:
-            failed.append(f"painted {paint['nodes']} nodes, not {NODES}")
-        if paint["ms"] / 1000 > PAINT_S:
-            failed.append(f"first paint {paint['ms'] / 1000:.2f} s > {PAINT_S} s")
-        painted_memory = await memory(page)
-
-        first_connection = await _connected(root)
-        link = Link(first_connection)
-        nodes = await page.evaluate(
-            "() => window.remoraGraph.filterNodes((id, a) =>"
-            " a.kind === 'function' || a.kind === 'method')"
-        )
-        first = (await link.call("remora.events.last_seq", {}))["seq"]
-        await page.click("nav button[data-tab=events]")
-        await page.evaluate(WATCH)
-        arrived: dict[int, float] = {}
-        # When the browser's network layer got each event (CDP, observed).
-        received: dict[int, float] = {}
-        network = await page.context.new_cdp_session(page)
-        await network.send("Network.enable")
-        network.on(
-            "Network.eventSourceMessageReceived",
-            lambda m: received.setdefault(int(m["eventId"] or 0), time.time()),
-        )
-        listening = asyncio.ensure_future(peer(root, first, arrived))
-        sent_at = time.time()
-        sent = await flood(link, nodes, args.rate / args.events_per_run, args.seconds)
-        # Until every run is over and the page has every event.
-        while True:
-            runs = await link.call("remora.runs.list", {"limit": 50})
-            if not any(r["status"] in ("queued", "running") for r in runs):
-                break
-            await asyncio.sleep(0.5)
-        last = (await link.call("remora.events.last_seq", {}))["seq"]
         try:
-            await page.wait_for_function(
-                "seq => (window.remoraLastSeq || 0) >= seq", arg=last, timeout=60_000
-            )
+            return await flooded(page, url, root, args, failed)
         except Exception:
-            failed.append("the page never got the last event")
-        await asyncio.sleep(0.5)  # its last frame drawn
-        listening.cancel()
-        frames = await page.evaluate(
-            "() => (window.benchStop = true, window.benchFrames)"
+            # Said now: a dashboard slow to stop would hide it.
+            traceback.print_exc()
+            raise
+
+
+async def flooded(
+    page: Any, url: str, root: Path, args: argparse.Namespace, failed: list[str]
+) -> int:
+    """Paint, flood, measure (the body of :func:`measure`)."""
+    started = time.monotonic()
+    await page.goto(url)
+    paint = await painted(page, timeout_s=180)
+    navigation_s = time.monotonic() - started
+    print(
+        f"first paint of {paint['nodes']} nodes, {paint['calls']} calls: "
+        f"{paint['ms'] / 1000:.2f} s (page script), "
+        f"{navigation_s:.2f} s from navigation"
+    )
+    if paint["nodes"] != NODES:
+        failed.append(f"painted {paint['nodes']} nodes, not {NODES}")
+    if paint["ms"] / 1000 > PAINT_S:
+        failed.append(f"first paint {paint['ms'] / 1000:.2f} s > {PAINT_S} s")
+    painted_memory = await memory(page)
+
+    first_connection = await _connected(root)
+    link = Link(first_connection)
+    nodes = await page.evaluate(
+        "() => window.remoraGraph.filterNodes((id, a) =>"
+        " a.kind === 'function' || a.kind === 'method')"
+    )
+    first = (await link.call("remora.events.last_seq", {}))["seq"]
+    await page.click("nav button[data-tab=events]")
+    await page.evaluate(WATCH)
+    arrived: dict[int, float] = {}
+    # When the browser's network layer got each event (CDP, observed).
+    received: dict[int, float] = {}
+    network = await page.context.new_cdp_session(page)
+    await network.send("Network.enable")
+    network.on(
+        "Network.eventSourceMessageReceived",
+        lambda m: received.setdefault(int(m["eventId"] or 0), time.time()),
+    )
+    listening = asyncio.ensure_future(peer(root, first, arrived))
+    sent_at = time.time()
+    sent = await flood(link, nodes, args.rate / args.events_per_run, args.seconds)
+    # Until every run is over and the page has every event.
+    while True:
+        runs = await link.call("remora.runs.list", {"limit": 50})
+        if not any(r["status"] in ("queued", "running") for r in runs):
+            break
+        await asyncio.sleep(0.5)
+    last = (await link.call("remora.events.last_seq", {}))["seq"]
+    try:
+        await page.wait_for_function(
+            "seq => (window.remoraLastSeq || 0) >= seq", arg=last, timeout=60_000
         )
-        drawn = dict(await page.evaluate("() => [...window.benchDrawn.entries()]"))
-        stored = await link.call(
-            "remora.events.list", {"since_seq": first, "limit": 100_000}
-        )
-        flood_memory = await memory(page)
-        await link.close()
-        await first_connection.close()
-        problems = list(page.problems)  # type: ignore[attr-defined]
+    except Exception:
+        failed.append("the page never got the last event")
+    await asyncio.sleep(0.5)  # its last frame drawn
+    listening.cancel()
+    frames = await page.evaluate("() => (window.benchStop = true, window.benchFrames)")
+    drawn = dict(await page.evaluate("() => [...window.benchDrawn.entries()]"))
+    stored = await link.call(
+        "remora.events.list", {"since_seq": first, "limit": 100_000}
+    )
+    flood_memory = await memory(page)
+    await link.close()
+    await first_connection.close()
+    problems = list(page.problems)  # type: ignore[attr-defined]
 
     stamped = {int(e["seq"]): float(e["timestamp"]) for e in stored}
     span = max(stamped.values()) - sent_at if stamped else 0.0
@@ -381,7 +392,7 @@ async def _connected(root: Path) -> ServerBackend:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--rate", type=float, default=150, help="events/s wanted")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--concurrency", type=int, default=16)
