@@ -238,6 +238,15 @@ MIGRATIONS: list[str] = [
         muted_at REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 11: the name index of every active node as one blob, so that a warm
+    # start answers its first symbol search without loading the whole graph
+    # (``index/symbol_snapshot.py``); derived data, built again when missing.
+    """
+    CREATE TABLE symbol_snapshot (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        data BLOB NOT NULL
+    );
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)
