@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import math
 import os
@@ -86,20 +87,20 @@ MODULES = 10
 CALLERS = 500
 TYPED_CLASSES, TYPED_METHODS = 60, 8
 SAVES = 3
+STORMS = 3
 SAVE_GAP_S = 0.4
 MODEL_DELAY_S = 0.05
 WARMUP_ROUNDS = 30
-QUIET_ROUNDS = 300
+QUIET_ROUNDS = 150
 QUIET_S = 1.5
 STORM_TIMEOUT_S = 300.0
 MODEL_TIMEOUT_S = 600.0
 REQUEST_TIMEOUT_S = 60.0
 TARGET_RATIO = 1.5
 END_TYPES = ("agent_completed", "agent_failed", "agent_cancelled")
-LONG_ASK = (
-    "Explain in detail, line by line, what this function does, why someone "
-    "would call it, and what could go wrong. Write at least 300 words of plain "
-    "prose and no code."
+SHORT_ASK = (
+    "In three or four sentences of plain prose (no code), what does this "
+    "function do and when would someone call it?"
 )
 
 MODEL_SCRIPT = f"""
@@ -369,6 +370,8 @@ class Storm:
     ended: list[tuple[float, dict[str, Any]]]
     refused: list[tuple[float, dict[str, Any]]]
     all: list[tuple[float, dict[str, Any]]]
+    end: float = 0.0
+    """When its last event arrived."""
 
     @classmethod
     def of(cls, client: LspClient, since: float, saves: list[float]) -> Storm:
@@ -473,28 +476,57 @@ async def storm_session(root: Path, client: LspClient, typing: Typing) -> bool:
     await wait_for_end(client, started["run_id"], REQUEST_TIMEOUT_S)
     await asyncio.sleep(QUIET_S)
 
-    await typing.rounds_of(WARMUP_ROUNDS)
-    print(f"quiet ({load()}) ...", flush=True)
-    quiet = await typing.rounds_of(QUIET_ROUNDS)
-
     core = root / "pkg" / "core.py"
     core_uri = path_uri(core)
     await client.open_document(core_uri, core.read_text())
-    await asyncio.sleep(0.5)  # opening announces nothing; let it settle
-    print(f"storm ({load()}) ...", flush=True)
+    await typing.rounds_of(WARMUP_ROUNDS)
+    quiet: list[float] = []
+    during: list[float] = []
+    problems: list[str] = []
+    # Quiet and storm in turn, so a change in the machine's load meets both.
+    for number in range(STORMS):
+        print(f"quiet ({load()}) ...", flush=True)
+        quiet += await typing.rounds_of(QUIET_ROUNDS)
+        print(f"storm {number + 1} ({load()}) ...", flush=True)
+        storm, window = await one_storm(client, typing, core_uri, number * SAVES)
+        during += window
+        problems += storm.problems(CALLERS + 1)
+        if not storm.settled():
+            problems.append(f"storm {number + 1} did not end in {STORM_TIMEOUT_S} s")
+        report_storm(storm, number + 1)
+    print(f"quiet ({load()}) ...", flush=True)
+    quiet += await typing.rounds_of(QUIET_ROUNDS)
+    last_seq = (await command(client, "remora.events.last_seq", {}))["seq"]
+
+    problems += order_problems(client) + typing.problems
+    seen = events(client)
+    if seen and seen[-1][1]["seq"] != last_seq:
+        problems.append(f"last event seen {seen[-1][1]['seq']}, store's {last_seq}")
+    print(f"\n{load()}")
+    ratio = ratio_line("during the storms", quiet, during) if during else math.inf
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+    return not problems and ratio <= TARGET_RATIO
+
+
+async def one_storm(
+    client: LspClient, typing: Typing, core_uri: str, edits: int
+) -> tuple[Storm, list[float]]:
+    """Type while the callee is edited and saved SAVES times, until the storm
+    ends; the storm and the latencies typed during it.
+    """
     stop = asyncio.Event()
     spy = profile(client.pid, "storm")
     typist = asyncio.ensure_future(typing.until(stop))
     await asyncio.sleep(0.3)
     t0 = time.perf_counter()
     saves: list[float] = []
-    for number in range(1, SAVES + 1):
-        text = callee_text(number)
+    for number in range(edits + 1, edits + SAVES + 1):
         await client.notify(
             "textDocument/didChange",
             {
                 "textDocument": {"uri": core_uri, "version": number + 1},
-                "contentChanges": [{"text": text}],
+                "contentChanges": [{"text": callee_text(number)}],
             },
         )
         await client.notify("textDocument/didSave", {"textDocument": {"uri": core_uri}})
@@ -513,52 +545,41 @@ async def storm_session(root: Path, client: LspClient, typing: Typing) -> bool:
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait()
-    end = storm.all[-1][0] if storm.all else t0
-    during = typing.between(t0, end)
-    print(f"quiet again ({load()}) ...", flush=True)
-    quiet += await typing.rounds_of(QUIET_ROUNDS)
-    last_seq = (await command(client, "remora.events.last_seq", {}))["seq"]
-
-    problems = order_problems(client) + storm.problems(CALLERS + 1) + typing.problems
-    seen = events(client)
-    if seen and seen[-1][1]["seq"] != last_seq:
-        problems.append(f"last event seen {seen[-1][1]['seq']}, store's {last_seq}")
-    if not storm.settled():
-        problems.append(f"the storm did not end in {STORM_TIMEOUT_S:.0f} s")
-    report_storm(storm, t0, end)
-    ratio = ratio_line("during the storm", quiet, during) if during else math.inf
-    for problem in problems:
-        print(f"PROBLEM: {problem}")
-    return not problems and ratio <= TARGET_RATIO
+    storm.end = storm.all[-1][0] if storm.all else t0
+    return storm, typing.between(t0, storm.end)
 
 
-def report_storm(storm: Storm, t0: float, end: float) -> None:
-    """Turns, coalescing, refusals and stages."""
+def report_storm(storm: Storm, number: int) -> None:
+    """Turns, coalescing, refusals and stages of one storm."""
     triggers = sum(len(e.get("trigger_ids", ())) for _, e in storm.started)
     rules = Counter(e["rule"] for _, e in storm.refused)
     outcomes = Counter(e["type"] for _, e in storm.ended)
+    t0 = storm.saves[0]
     print(
-        f"\nstorm: {SAVES} saves of callee, {CALLERS} subscribed callers "
-        f"(+ callee's own agent), {load()}"
-    )
-    print(
-        f"  turns run {len(storm.started)} ({dict(outcomes)}); triggers admitted "
-        f"{triggers}, coalesced {triggers - len(storm.started)}; refused "
-        f"{len(storm.refused)} {dict(rules)}; events {len(storm.all)}"
+        f"storm {number}: turns run {len(storm.started)} {dict(outcomes)}; "
+        f"triggers admitted {triggers}, coalesced {triggers - len(storm.started)}; "
+        f"refused {len(storm.refused)} {dict(rules)}; {len(storm.all)} events; "
+        f"{storm.end - t0:.2f} s from the first save to the last event"
     )
     stages: list[tuple[str, float]] = []
-    first_change = storm.changes[0][0] if storm.changes else t0
-    stages.append(("save -> content_changed (first)", first_change - storm.saves[0]))
-    refusals_done = max((a for a, _ in storm.refused), default=first_change)
-    stages.append(("content_changed -> last refusal", refusals_done - first_change))
+    announced = [a for a, _ in storm.changes]
+    waits = [a - s for a, s in zip(announced, storm.saves, strict=False)]
+    stages.append(("save -> content_changed (longest)", max(waits, default=0.0)))
+    refusing = [
+        max((a for a, e in storm.refused if e["trigger_id"] == c["id"]), default=at)
+        - at
+        for at, c in storm.changes
+    ]
+    stages.append(("content_changed -> its last refusal", max(refusing, default=0)))
     if storm.started:
         turns = max(a for a, _ in storm.ended) - storm.started[0][0]
         stages.append(("first turn start -> last turn end", turns))
-    print(f"  storm took {end - t0:.2f} s from the first save to the last event")
-    for label, seconds in stages:
-        print(f"    {label:<36} {seconds:6.2f} s")
     slowest = max(stages, key=lambda s: s[1])
-    print(f"  slowest stage: {slowest[0]}")
+    print(
+        "  stages: "
+        + "; ".join(f"{label} {seconds:.2f} s" for label, seconds in stages)
+        + f"; slowest: {slowest[0].split(' (')[0]}"
+    )
 
 
 # ---- the embedded model -------------------------------------------------------------
@@ -568,7 +589,8 @@ async def model_part(work: Path) -> bool:
     """Typing while the embedded model generates; whether the target held."""
     root = work / "model"
     generate(root)
-    client, typing = await start_server(root, {"model": {"provider": "local"}}, "model")
+    settings = {"model": {"provider": "local", "timeout_s": 300, "retries": 0}}
+    client, typing = await start_server(root, settings, "model")
     try:
         return await model_session(client, typing)
     finally:
@@ -588,8 +610,75 @@ def generating(client: LspClient, run_id: str) -> bool:
     return waiting > 0
 
 
+def model_threads(server: int) -> list[int]:
+    """The threads of the embedded model's process (a child of ``server``)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command_line = (entry / "cmdline").read_bytes()
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == server and b"local_server" in command_line:
+                return [int(t.name) for t in (entry / "task").iterdir()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return []
+
+
+def renice(threads: list[int], nice: int) -> str:
+    """Set every thread's niceness (lowering it needs root); what it is now."""
+    for thread in threads:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, thread, nice)
+    found = {os.getpriority(os.PRIO_PROCESS, t) for t in threads}
+    return ", ".join(str(n) for n in sorted(found)) or "?"
+
+
+async def while_generating(client: LspClient, typing: Typing, node: str) -> Generated:
+    """Rounds typed while the model generates (asked again until enough)."""
+    found = Generated()
+    deadline = time.monotonic() + MODEL_TIMEOUT_S
+    while len(found.during) < 2 * QUIET_ROUNDS and time.monotonic() < deadline:
+        run = await command(
+            client, "remora.agent.chat", {"node_id": node, "message": SHORT_ASK}
+        )
+        run_id = run["run_id"]
+        found.runs.append(run_id)
+        while not generating(client, run_id):
+            if any(
+                e.get("run_id") == run_id and e["type"] in END_EVENTS_SET
+                for _, e in events(client)
+            ):
+                break
+            await asyncio.sleep(0.01)
+        while generating(client, run_id) and len(found.during) < 2 * QUIET_ROUNDS:
+            found.during.append(await typing.round())
+        await wait_for_end(client, run_id, MODEL_TIMEOUT_S)
+        await command(client, "remora.agent.forget", {"node_id": node})
+    for _, event in events(client):
+        if event.get("run_id") in found.runs and event["type"] == "model_response":
+            found.tokens += (event.get("usage") or {}).get("output_tokens", 0)
+    for run_id in found.runs:
+        times = [a for a, e in events(client) if e.get("run_id") == run_id]
+        found.seconds += max(times) - min(times)
+    return found
+
+
+@dataclass
+class Generated:
+    """Typing while the model generated: latencies, the runs, their output."""
+
+    during: list[float] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
+
+
 async def model_session(client: LspClient, typing: Typing) -> bool:
-    """Warm up, type quietly, type while the model generates, quietly again."""
+    """Warm up; type quietly, while the model generates at its shipped
+    priority, quietly, while it generates at the editor's priority (the lever
+    off), quietly again.
+    """
     ids = await node_ids(client)
     callee = ids["callee"]
     began = time.perf_counter()
@@ -601,57 +690,42 @@ async def model_session(client: LspClient, typing: Typing) -> bool:
         f"warm-up ask: {end['type']} in {time.perf_counter() - began:.1f} s "
         "(model start included)"
     )
+    threads = model_threads(client.pid)
+    if not threads:
+        print("PROBLEM: the embedded model's process was not found")
+        return False
+    shipped = renice(threads, os.getpriority(os.PRIO_PROCESS, threads[0]))
     await asyncio.sleep(QUIET_S)
     await typing.rounds_of(WARMUP_ROUNDS)
+    quiet: list[float] = []
+    runs: dict[str, Generated] = {}
+    for label, nice in ((f"nice {shipped}, shipped", None), ("nice 0, lever off", 0)):
+        print(f"quiet ({load()}) ...", flush=True)
+        quiet += await typing.rounds_of(QUIET_ROUNDS)
+        if nice is not None:
+            renice(threads, nice)
+        print(f"while the model generates, {label} ({load()}) ...", flush=True)
+        runs[label] = await while_generating(client, typing, callee)
     print(f"quiet ({load()}) ...", flush=True)
-    quiet = await typing.rounds_of(QUIET_ROUNDS)
-    print(f"while the model generates ({load()}) ...", flush=True)
-    during: list[float] = []
-    runs: list[str] = []
-    deadline = time.monotonic() + MODEL_TIMEOUT_S
-    while len(during) < QUIET_ROUNDS and time.monotonic() < deadline:
-        run = await command(
-            client, "remora.agent.chat", {"node_id": callee, "message": LONG_ASK}
-        )
-        runs.append(run["run_id"])
-        while not generating(client, run["run_id"]):
-            if any(
-                e.get("run_id") == run["run_id"] and e["type"] in END_EVENTS_SET
-                for _, e in events(client)
-            ):
-                break
-            await asyncio.sleep(0.01)
-        while generating(client, run["run_id"]) and len(during) < QUIET_ROUNDS:
-            during.append(await typing.round())
-        await wait_for_end(client, run["run_id"], MODEL_TIMEOUT_S)
-        await client.request(
-            "workspace/executeCommand",
-            {"command": "remora.agent.forget", "arguments": [{"node_id": callee}]},
-        )
-    print(f"quiet again ({load()}) ...", flush=True)
     quiet += await typing.rounds_of(QUIET_ROUNDS)
 
-    tokens = seconds = 0.0
-    for _, event in events(client):
-        if event.get("run_id") in runs and event["type"] == "model_response":
-            usage = event.get("usage") or {}
-            tokens += usage.get("output_tokens", 0)
-    for run_id in runs:
-        times = [a for a, e in events(client) if e.get("run_id") == run_id]
-        seconds += max(times) - min(times)
-    print(f"\nembedded model, {len(runs)} asks, {load()}")
-    if seconds:
-        print(
-            f"  model: {tokens:.0f} completion tokens in {seconds:.1f} s of runs "
-            f"({tokens / seconds:.1f} tokens/s)"
-        )
+    print(f"\nembedded model ({len(threads)} threads in its process), {load()}")
     problems = order_problems(client) + typing.problems
-    if not during:
-        problems.append("no round was typed while the model generated")
-    ratio = ratio_line("while generating", quiet, during) if during else math.inf
+    ratios = {}
+    for label, found in runs.items():
+        speed = found.tokens / found.seconds if found.seconds else 0.0
+        print(
+            f" {label}: {len(found.runs)} asks, {found.tokens} completion tokens "
+            f"in {found.seconds:.1f} s of runs ({speed:.1f} tokens/s)"
+        )
+        if not found.during:
+            problems.append(f"{label}: no round typed while the model generated")
+            continue
+        ratios[label] = ratio_line("while generating", quiet, found.during)
     for problem in problems:
         print(f"PROBLEM: {problem}")
-    return not problems and ratio <= TARGET_RATIO
+    shipped_ratio = next(iter(ratios.values()), math.inf)
+    return not problems and shipped_ratio <= TARGET_RATIO
 
 
 async def run(part: str | None) -> int:

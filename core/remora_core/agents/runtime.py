@@ -153,15 +153,17 @@ class AgentRuntime:
         ):
             return "Noted a change of my own source (no model call)."
         kernel = self.kernel or await self._load_kernel()
-        answer = await kernel.turn(turn)
-        if not self._warm:
-            # The first turn imports and builds what pydantic-ai loads lazily
-            # (price tables, validators: ~70k objects, as many as the kernel
-            # itself). Frozen once, like the kernel: during a storm of turns
-            # full collections walked them every second or two, 30-200 ms each
-            # while the person typed (bench/storm.py).
-            self._warm = True
-            gc.freeze()
+        try:
+            answer = await kernel.turn(turn)
+        finally:
+            if not self._warm:
+                # The first turn imports and builds what pydantic-ai loads
+                # lazily (price tables, validators: ~70k objects, as many as
+                # the kernel itself). Frozen once, like the kernel: during a
+                # storm of turns full collections walked them every second or
+                # two, 30-200 ms each while the person typed (bench/storm.py).
+                self._warm = True
+                gc.freeze()
         # The answer rides in ``agent_completed`` to the editor and the store:
         # a model that talks without end is cut (limits.answer_chars).
         limit = self.services.config.limits.answer_chars
