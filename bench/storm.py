@@ -403,7 +403,11 @@ class Storm:
             found.append(f"{len(self.saves)} saves, {len(self.changes)} announced")
         for _, change in self.changes:
             ran = sum(change["id"] in e.get("trigger_ids", ()) for _, e in self.started)
-            refused = sum(e["trigger_id"] == change["id"] for _, e in self.refused)
+            refused = sum(
+                len(e.get("agent_ids") or [e["agent_id"]])
+                for _, e in self.refused
+                if e["trigger_id"] == change["id"]
+            )
             if ran + refused != agents:
                 found.append(
                     f"content_changed {change['id']}: {ran} run + {refused} refused "
@@ -552,13 +556,16 @@ async def one_storm(
 def report_storm(storm: Storm, number: int) -> None:
     """Turns, coalescing, refusals and stages of one storm."""
     triggers = sum(len(e.get("trigger_ids", ())) for _, e in storm.started)
-    rules = Counter(e["rule"] for _, e in storm.refused)
+    rules: Counter[str] = Counter()
+    for _, e in storm.refused:
+        rules[e["rule"]] += len(e.get("agent_ids") or [e["agent_id"]])
     outcomes = Counter(e["type"] for _, e in storm.ended)
     t0 = storm.saves[0]
     print(
         f"storm {number}: turns run {len(storm.started)} {dict(outcomes)}; "
         f"triggers admitted {triggers}, coalesced {triggers - len(storm.started)}; "
-        f"refused {len(storm.refused)} {dict(rules)}; {len(storm.all)} events; "
+        f"refused {rules.total()} {dict(rules)} in {len(storm.refused)} events; "
+        f"{len(storm.all)} events in all; "
         f"{storm.end - t0:.2f} s from the first save to the last event"
     )
     stages: list[tuple[str, float]] = []
