@@ -32,6 +32,7 @@ from remora_core.discovery.files import secret_glob
 from remora_core.events.bus import EventBus
 from remora_core.events.models import (
     Event,
+    RefusalRule,
     RunInterrupted,
     TriggerRefused,
     new_correlation_id,
@@ -250,7 +251,7 @@ class Swarm:
         stays an event of its own.
         """
         event = stored.event
-        refused: dict[tuple[str, str, str | None], list[str]] = {}
+        refused: dict[tuple[RefusalRule, str, str | None], list[str]] = {}
         triggered = False
         matching = (
             self.index.matching_agents(event, stored.nodes) if self.run_agents else ()
