@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     protocol_out = _protocol_stdout()
     server = _created(create_server)
     log.info("remora-lsp %s starting on stdio", __version__)
-    server.start_io(sys.stdin.buffer, protocol_out)
+    from remora_lsp.stdio import serve_stdio
+
+    serve_stdio(server, sys.stdin.buffer, protocol_out)
     # Worker threads blocked on stdin must not keep a finished server alive.
     logging.shutdown()
     os._exit(server.exit_code)

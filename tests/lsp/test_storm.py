@@ -84,8 +84,6 @@ async def test_a_storm_of_callers_delivers_every_event_in_order(tmp_path):
                     {"node_id": caller, "pattern": pattern},
                 )
             uri = open_file(client, "pkg/core.py")
-            for version in range(2, 2 + SAVES):
-                save(client, uri, version)
 
             def changes() -> list[dict]:
                 return [
@@ -93,6 +91,12 @@ async def test_a_storm_of_callers_delivers_every_event_in_order(tmp_path):
                     for e in client.events
                     if e["type"] == "content_changed" and e["path"] == "pkg/core.py"
                 ]
+
+            # Each save announced before the next (saves arriving together
+            # are one change), the second while the first cascade's turns run.
+            for number, version in enumerate(range(2, 2 + SAVES), start=1):
+                save(client, uri, version)
+                await eventually(lambda n=number: len(changes()) >= n)
 
             def of(kind: str) -> list[dict]:
                 return [e for e in client.events if e["type"] == kind]
