@@ -10,8 +10,8 @@ the loop's largest own cost in handing reads to the thread). Here stdin is a
 non-blocking pipe the loop watches (``connect_read_pipe``): a message is
 read where it is handled, with no thread.
 
-Where the loop cannot watch stdin (Windows' proactor loop, a regular file),
-reads go to pygls's worker thread as before. Everything else is pygls's own
+Where the loop cannot watch stdin (Windows, a regular file), reads go to
+pygls's worker thread as before. Everything else is pygls's own
 loop (``run_async``) and writer.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -49,6 +50,8 @@ class LoopStdinReader:
     async def _reader(self) -> asyncio.StreamReader | None:
         if not self._tried:
             self._tried = True
+            if sys.platform == "win32":  # a console or anonymous pipe handle
+                return None  # is not one the proactor loop can read
             stream = asyncio.StreamReader(limit=READ_LIMIT)
             loop = asyncio.get_running_loop()
             try:
