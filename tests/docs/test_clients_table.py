@@ -62,6 +62,15 @@ def test_each_clients_own_commands_are_read(cells):
     assert cells["remora.agent.history"]["MCP"] == ["node_history"]
 
 
+def test_the_dashboard_lets_through_exactly_what_its_page_sends():
+    from remora_cli.dashboard import web
+
+    page = client_reach.dashboard(set(clients_page.COMMANDS))
+    assert page.literals == set(web.ALLOWED)
+    node_page = page.commands["node page"].keys()
+    assert {"remora.proposal.accept", "remora.node.mute"} <= node_page
+
+
 @pytest.mark.parametrize(
     "read", [client_reach.vscode_declared, client_reach.neovim_declared]
 )

@@ -30,6 +30,7 @@ typing must not burn model time. The chat history is saved after a turn that com
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -60,9 +61,14 @@ from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.guided import keep_code_grammar
 from remora_core.agents.instructions import instructions_of
+from remora_core.agents.overlay_proposals import propose_overlay
 from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
-from remora_core.agents.providers import Endpoint, ModelNotConfigured
+from remora_core.agents.providers import (
+    Endpoint,
+    ModelNotConfigured,
+    openai_client_class,
+)
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
@@ -80,6 +86,16 @@ if TYPE_CHECKING:
     from remora_core.swarm.turns import Turn
 
 log = logging.getLogger(__name__)
+
+# The model's client modules load with the kernel, which is imported in a
+# thread (``runtime.py``): the first request of a session would otherwise
+# import them (~1.5 s: the OpenAI SDK) on the event loop, holding every turn.
+for _module in (
+    "pydantic_ai.providers.openai",
+    "remora_core.agents.chat_model",
+):
+    importlib.import_module(_module)
+openai_client_class()
 
 
 class AgentKernel:
@@ -152,6 +168,9 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
+        # A script's overlay writes become a proposal (a failed turn keeps
+        # them in the overlay: proposed after the next turn a script writes).
+        await propose_overlay(context)
         # The history rides in the transaction of the turn's last event.
         await services.memory.save(
             turn.agent_id, messages, write=turn.swarm.events.also_write
@@ -204,6 +223,7 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
             retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
+            route=services.models.route(endpoint),
         )
         return {
             "model": model,
@@ -368,12 +388,10 @@ class AgentKernel:
         impl = core.IMPLEMENTATIONS
         follow_up: list[str] = []
         retry = False
-        if reply.code is not None:
-            arguments = {"new_source": reply.code, "reasoning": reply.text}
+        if reply.code is not None or reply.changes:
+            tool, arguments = _edit_call(reply)
             violations = len(context.record.violations)
-            ok, text = await core.call_tool(
-                context, "rewrite_self", arguments, impl["rewrite_self"]
-            )
+            ok, text = await core.call_tool(context, tool, arguments, impl[tool])
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
@@ -432,6 +450,30 @@ class AgentKernel:
             )
             answers.append(text)
         return answers
+
+
+def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
+    """The tool a fenced reply's code asks for, and its arguments: a rewrite
+    of the agent's node, a new file (``CREATE_FILE``) or a change set
+    (``CHANGE`` blocks).
+    """
+    if reply.changes:
+        changes = [
+            {
+                "node_id" if target.startswith("rm_") else "path": target,
+                "new_source": code,
+            }
+            for target, code in reply.changes
+        ]
+        return "propose_changes", {"changes": changes, "summary": reply.summary}
+    if reply.new_file is not None:
+        arguments = {
+            "path": reply.new_file,
+            "content": reply.code,
+            "reason": reply.text,
+        }
+        return "create_file", arguments
+    return "rewrite_self", {"new_source": reply.code, "reasoning": reply.text}
 
 
 def _asked_again(asked: str, reason: str) -> str:
@@ -562,7 +604,11 @@ def describe_model_error(
     if isinstance(error, ModelConnectionError):
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
-            "Is it running, and is model.base_url right?"
+            + (
+                "Are they running, and is model.endpoints right?"
+                if len(endpoint.servers) > 1
+                else "Is it running, and is model.base_url right?"
+            )
         )
     if cut_short(error):
         return (
