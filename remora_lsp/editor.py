@@ -74,9 +74,9 @@ def can_create(ls: RemoraLanguageServer) -> bool:
     return bool(operations and types.ResourceOperationKind.Create in operations)
 
 
-def refuse_creation(ls: RemoraLanguageServer, files: Sequence[FileEdit]) -> None:
-    """:class:`CannotApply` when an edit creates a file this client cannot."""
-    if any(file.create for file in files) and not can_create(ls):
+def refuse_creation(ls: RemoraLanguageServer) -> None:
+    """:class:`CannotApply` when this client cannot create files."""
+    if not can_create(ls):
         raise CannotApply(NO_CREATE)
 
 

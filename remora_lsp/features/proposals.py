@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.front.errors import CannotApply
 
-from remora_lsp.editor import refuse_creation, workspace_edit
+from remora_lsp.editor import NO_CREATE, can_create, refuse_creation, workspace_edit
 from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
@@ -85,13 +85,18 @@ class ActionSupport:
         )
 
 
+def _creates(proposal: Proposal) -> bool:
+    """Whether accepting ``proposal`` creates a file."""
+    return any(member.kind == "new_file" for member in proposal.members)
+
+
 def _accept_edit(
     ls: RemoraLanguageServer, app: RemoraApp, proposal: Proposal
 ) -> types.WorkspaceEdit:
     """The edit of an "Accept" action (its result is written down first)."""
-    files = app.proposals.plan(proposal)
-    refuse_creation(ls, files)
-    return workspace_edit(ls, app.root, files)
+    if _creates(proposal):
+        refuse_creation(ls)  # before planning: nothing written down for it
+    return workspace_edit(ls, app.root, app.proposals.plan(proposal))
 
 
 def _accept_action(
@@ -118,6 +123,8 @@ def _accept_action(
             f"decided in the editor of the Remora server that owns "
             f"this project's store ({owner})"
         )
+    elif _creates(proposal) and not can_create(ls):
+        why_not = NO_CREATE  # said at once, before any resolve
     elif not support.resolves_edits:
         try:
             action.edit = _accept_edit(ls, app, proposal)

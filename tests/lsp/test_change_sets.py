@@ -116,6 +116,45 @@ async def test_a_new_file_proposal_accepted_creates_the_file(editor, workspace):
             assert decided["status"] == "accepted"
 
 
+def without_file_creation(capabilities) -> None:
+    """A client that applies text edits but cannot create files."""
+    capabilities.workspace.workspace_edit.resource_operations = []
+
+
+@pytest.mark.workspace("basic")
+async def test_a_client_that_cannot_create_files_is_told_so(workspace):
+    with ModelServer() as model:
+        async with session(
+            "visual-studio-code",
+            workspace,
+            settings(model),
+            adjust=without_file_creation,
+        ) as client:
+            apply_workspace_edits(client)
+            buffer = Buffer(client, "pkg/service.py")
+            node_id = await node_of(client, buffer, "def order")
+            args = {
+                "path": "tests/test_service.py",
+                "content": TEST_FILE,
+                "reason": "t",
+            }
+            _result, (proposal_id,) = await proposed_by(
+                client, model, node_id, "create_file", args
+            )
+            line = buffer.position("def order")[0]
+            actions = await code_actions(client, buffer.uri, line)
+            (accept,) = [a for a in actions if a["title"].startswith("Accept:")]
+            assert "edit" not in accept
+            assert "cannot create files" in accept["disabled"]["reason"]
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": proposal_id}
+            )
+            assert answer["applied"] is False
+            assert "cannot create files" in answer["reason"]
+            assert "remora accept" in answer["reason"]
+            assert not (workspace / "tests" / "test_service.py").exists()
+
+
 @pytest.mark.workspace("basic")
 async def test_secret_outside_and_existing_paths_are_never_proposed(workspace):
     with ModelServer() as model:
@@ -228,6 +267,13 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
             assert currency.text == CURRENCY
             listed = await command(client, "remora.proposals.list", {})
             assert [p["status"] for p in listed if p["id"] == set_id] == ["accepted"]
+            # A way back: each file it edited, the new file named, not deleted.
+            undo = await command(
+                client, "remora.proposal.revert", {"proposal_id": set_id}
+            )
+            assert len(undo["proposal_ids"]) == 2
+            assert [r["path"] for r in undo["refused"]] == ["pkg/currency.py"]
+            assert "delete it by hand" in undo["refused"][0]["reason"]
 
 
 @pytest.mark.workspace("basic")
@@ -253,3 +299,203 @@ async def test_a_set_whose_document_changed_applies_nothing_and_is_stale(
             assert "convert" not in models.text
             assert not (workspace / "pkg" / "currency.py").exists()
             assert remora_diagnostics(client, service.uri) == []
+
+
+# ---- a cascade's proposals -------------------------------------------------------
+
+MAIN = """def main():
+    print(order("z", 3, currency="USD"))"""
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_cascades_proposals_arrive_as_one_set(editor, workspace):
+    from remora_lsp.testing.replies import text, tool_call
+
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service = Buffer(client, "pkg/service.py")
+            script = Buffer(client, "scripts/tool.py")
+            order_id = await node_of(client, service, "def order")
+            main_id = await node_of(client, script, "def main")
+            # The asked agent changes itself and tells its caller, whose agent
+            # (same request, same correlation) adapts.
+            model.on(
+                "please pass a currency",
+                tool_call("rewrite_self", {"new_source": MAIN}),
+                text("Adapted."),
+            )
+            model.on(
+                "Add currency support",
+                tool_call("rewrite_self", {"new_source": ORDER}),
+                tool_call(
+                    "send_message",
+                    {"to": main_id, "content": "please pass a currency"},
+                ),
+                text("Done, and told main."),
+            )
+            run_id = await chat(client, order_id, "Add currency support to order")
+            await finished(client, run_id, timeout=LONG_S)
+
+            async def one_set():
+                listed = await command(
+                    client, "remora.proposals.list", {"status": "pending"}
+                )
+                return (
+                    listed if any(p["kind"] == "change_set" for p in listed) else None
+                )
+
+            pending = await eventually(one_set, timeout=LONG_S)
+            (gathered,) = pending  # one item for the person
+            assert gathered["summary"] == "Add currency support to order"
+            assert gathered["node_id"] == order_id  # feedback goes to the starter
+            assert [(m["path"], m["node_id"]) for m in gathered["members"]] == [
+                ("pkg/service.py", order_id),
+                ("scripts/tool.py", main_id),
+            ]
+            (first,) = of_type(client, "rewrite_proposed", run_id=run_id)
+            everything = await command(client, "remora.proposals.list", {})
+            statuses = {p["id"]: p["status"] for p in everything}
+            assert statuses[first["proposal_id"]] == "superseded"
+            for buffer in (service, script):
+                await eventually(
+                    lambda b=buffer: [
+                        d
+                        for d in remora_diagnostics(client, b.uri)
+                        if d.code == gathered["id"]
+                    ]
+                )
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": gathered["id"]}
+            )
+            assert answer == {"applied": True}
+            assert 'currency="USD"' in script.text
+            assert "make_item(name, currency=currency)" in service.text
+
+
+# ---- verified by the project's tests ------------------------------------------------
+
+PASSING_TESTS = """from shop.pricing import quote
+
+
+def test_quote_of_nothing():
+    assert quote(0) == 0
+
+
+def test_quote_of_three():
+    assert quote(10, 3) == 36.0
+"""
+FAILING_TESTS = """from shop.pricing import quote
+
+
+def test_quote_without_vat():
+    assert quote(10) == 10
+"""
+QUOTE_IN_CENTS = """def quote(price, qty=1):
+    return with_vat(price * qty) * 100"""
+CENTS_TESTS = """from shop.pricing import quote
+
+
+def test_quote_in_cents():
+    assert quote(10) == 1200.0
+"""
+
+
+@pytest.mark.workspace("priced")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_new_test_file_is_run_as_its_check(editor, workspace):
+    from tests.lsp.test_verified_proposals import checked, trusted
+
+    with ModelServer() as model:
+        async with session(editor, workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            args = {
+                "path": "tests/test_quote_more.py",
+                "content": PASSING_TESTS,
+                "reason": "more tests for quote",
+            }
+            _result, (proposal_id,) = await proposed_by(
+                client, model, node_id, "create_file", args
+            )
+            (proposed,) = of_type(client, "rewrite_proposed", proposal_id=proposal_id)
+            assert proposed["checks"][0]["detail"] == "running 1 selected…"
+            check = await checked(client, proposal_id)
+            assert check["status"] == "passed" and check["detail"] == "2 passed"
+            assert not (workspace / "tests" / "test_quote_more.py").exists()
+
+
+@pytest.mark.workspace("priced")
+async def test_a_failing_new_test_goes_back_to_the_agent_once(workspace):
+    from tests.lsp.test_verified_proposals import TEST_S, checked, trusted
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            model.reply_tool_call(
+                "create_file",
+                {"path": "tests/test_bad.py", "content": FAILING_TESTS, "reason": "r"},
+            )
+            model.reply_text("Done.")
+            model.reply_tool_call(
+                "create_file",
+                {"path": "tests/test_bad.py", "content": PASSING_TESTS, "reason": "r"},
+            )
+            model.reply_text("Fixed.")
+            first_run = await chat(client, node_id, "Write tests for quote")
+            (first,) = await eventually(
+                lambda: of_type(client, "rewrite_proposed", run_id=first_run),
+                timeout=LONG_S,
+            )
+            failed = await checked(client, first["proposal_id"])
+            assert failed["status"] == "failed"
+            assert "test_quote_without_vat" in failed["detail"]
+            rejected = await eventually(
+                lambda: of_type(
+                    client, "rewrite_rejected", proposal_id=first["proposal_id"]
+                )
+            )
+            assert rejected[0]["by"] == "tests"
+            assert (
+                "The project's tests fail with your proposal" in rejected[0]["feedback"]
+            )
+            second = await eventually(
+                lambda: [
+                    e
+                    for e in of_type(client, "rewrite_proposed")
+                    if e["proposal_id"] != first["proposal_id"]
+                ],
+                timeout=TEST_S,
+            )
+            again = await checked(client, second[0]["proposal_id"])
+            assert again["status"] == "passed"
+
+
+@pytest.mark.workspace("priced")
+async def test_a_change_set_is_tested_once_with_every_member_applied(workspace):
+    from tests.lsp.test_verified_proposals import checked, trusted
+
+    with ModelServer() as model:
+        async with session("visual-studio-code", workspace, trusted(model)) as client:
+            buffer = Buffer(client, "shop/pricing.py")
+            node_id = await node_of(client, buffer, "def quote")
+            changes = [
+                {"node_id": node_id, "new_source": QUOTE_IN_CENTS},
+                {"path": "tests/test_cents.py", "new_source": CENTS_TESTS},
+            ]
+            _result, (set_id,) = await proposed_by(
+                client,
+                model,
+                node_id,
+                "propose_changes",
+                {"changes": changes, "summary": "quote in cents"},
+            )
+            check = await checked(client, set_id)
+            # The new test passes only with the rewrite applied beside it; the
+            # old tests of quote break with it: one run, both outcomes.
+            assert check["status"] == "failed", check
+            assert "test_quote_adds_vat" in check["detail"]
+            assert "test_quote_in_cents" not in check["detail"]
+            assert len(of_type(client, "proposal_checked", proposal_id=set_id)) == 1

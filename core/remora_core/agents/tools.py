@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from remora_core.agents.cascade_sets import gather
 from remora_core.agents.change_tools import change_set_proposal, new_file_proposal
 from remora_core.agents.context import AgentContext
 from remora_core.agents.guarding import check_rewrite, refuse_new_node
@@ -221,13 +222,16 @@ async def propose(context: AgentContext, proposal: Proposal) -> str:
     what the model is told.
     """
     services, turn = context.services, context.turn
+    made = proposal
+    # A second agent proposing in the same cascade: one set for the person.
+    proposal, gathered = await gather(context, proposal)
     verifier = services.verifier
     first = verifier.first_check(proposal) if verifier is not None else None
     if first is not None:  # "tests running…" (or why none run) from the start
         proposal = dataclasses.replace(proposal, checks=(*proposal.checks, first))
     # The proposal's rows ride in the transaction of its ``rewrite_proposed``.
     superseded = await services.proposals.add(
-        proposal, write=turn.swarm.events.also_write
+        proposal, write=turn.swarm.events.also_write, replaces=gathered
     )
     context.record.proposals.append(proposal)
     turn.emit_nowait(
@@ -241,8 +245,13 @@ async def propose(context: AgentContext, proposal: Proposal) -> str:
     )
     if verifier is not None:
         verifier.submit(proposal)
-    note = f" It replaces {', '.join(superseded)}." if superseded else ""
     checked = "".join(f" {c.summary()}." for c in proposal.checks if c.ok)
+    if proposal.id != made.id:
+        return (
+            f"Proposal made; it joined change set {proposal.id}, which gathers "
+            f"this request's proposals; a person will review it.{checked}"
+        )
+    note = f" It replaces {', '.join(superseded)}." if superseded else ""
     return f"Proposal {proposal.id} created; a person will review it.{checked}{note}"
 
 

@@ -151,6 +151,46 @@ def path_member(
     )
 
 
+def members_of(
+    proposal: Proposal,
+    read_text: Callable[[str], bytes | None],
+    graph: CodeGraph,
+) -> tuple[Member, ...] | None:
+    """``proposal``'s edits as members of a set (a set's own members); None
+    when it cannot join one (a revert, or code that changed since).
+    """
+    if proposal.members:
+        return proposal.members
+    if proposal.kind not in ("rewrite", "new_node"):
+        return None
+    text = read_text(proposal.file_path)
+    if text is None:
+        return None
+    if proposal.kind == "new_node":
+        if text_hash(text) != proposal.base_hash:
+            return None
+        start, end = proposal.start_byte, proposal.end_byte
+    else:
+        node = graph.get(proposal.node_id)
+        if node is None:
+            return None
+        start, end = node.span.start_byte, node.span.end_byte
+        if text_hash(text[start:end]) != proposal.base_hash:
+            return None
+    member = Member(
+        proposal.file_path,
+        proposal.kind,
+        proposal.node_id,
+        text_hash(text),
+        start,
+        end,
+        proposal.old_source,
+        proposal.new_source,
+        proposal.diff,
+    )
+    return (member,)
+
+
 def refuse_overlaps(members: Sequence[Member]) -> None:
     """ProposalError when two members edit the same bytes of one file."""
     for i, a in enumerate(members):

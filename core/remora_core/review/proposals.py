@@ -341,6 +341,7 @@ class ProposalStore:
         proposal: Proposal,
         *,
         write: Callable[[ProposalSaved], None] | None = None,
+        replaces: Iterable[str] = (),
     ) -> builtins.list[str]:
         """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
 
@@ -351,12 +352,22 @@ class ProposalStore:
         ``write``, when given, takes what is saved instead of a transaction
         of its own (the event log's ``also_write``: the proposal is then stored
         in the same transaction as its ``rewrite_proposed`` event).
+        ``replaces``: pending proposals it supersedes too (those a cascade's
+        change set gathers).
         """
         superseded: builtins.list[Proposal] = []
         now = time.time()
+        gathered = set(replaces)
         if proposal.status == ProposalStatus.PENDING:
-            for old in self.pending(node_id=proposal.node_id):
-                if old.id != proposal.id and _replaces(proposal, old):
+            candidates = {p.id: p for p in self.pending(node_id=proposal.node_id)}
+            for other in gathered:
+                found = self._by_id.get(other)
+                if found is not None and found.status == ProposalStatus.PENDING:
+                    candidates[other] = found
+            for old in candidates.values():
+                if old.id != proposal.id and (
+                    old.id in gathered or _replaces(proposal, old)
+                ):
                     superseded.append(
                         dataclasses.replace(
                             old, status=ProposalStatus.SUPERSEDED, decided_at=now
