@@ -1136,6 +1136,10 @@ def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
     # no longer offers it.
     assert "pkg/models.py changed" in o["stale_event"]["reason"]
     assert "stale" in o["stale_note"]
+    # The set's view stays, saying so.
+    assert o["stale_view"][0].startswith("# Change set: document the rates (")
+    assert o["stale_view"][0].endswith("(stale)")
+    assert o["stale_view"][1].startswith("# stale: a file changed since the set")
     assert o["stale_after"] == {
         "service_unchanged": True,
         "models_first": "# priced in euros",

@@ -162,7 +162,8 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
     assert s["rejectedEvent"]["type"] == "rewrite_rejected"
     assert any(FEEDBACK in json.dumps(r) for r in requests)
 
-    # 4. One document edited first: nothing applied, the set stale, said so.
+    # 4. One document edited first: nothing applied, the set stale, said so
+    # and shown so in the view (with why) until dismissed.
     assert "pkg/models.py changed" in s["staleEvent"]["reason"]
     assert s["staleAccepted"]["applied"] is False
     assert "stale" in s["staleAccepted"]["reason"]
@@ -172,6 +173,11 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
         == "# priced in euros\n" + s["staleAfter"]["modelsBefore"]
     )
     assert s["staleAfter"]["ratesExists"] is False
-    assert not any(r.get("label", "").startswith("Change set") for r in s["viewStale"])
+    (shown,) = rows(s["viewStale"], "changeSet")
+    assert shown["label"].startswith("Change set: document the rates (")
+    assert shown["context"] == "changeSetStale" and shown["icon"] == "warning"
+    assert shown["description"].startswith("stale: nothing applied · ")
+    assert "pkg/models.py changed" in shown["description"]
+    assert not rows(s["viewDismissed"], "changeSet")
     toasts = " ".join(s["staleShot"]["notifications"])
     assert "nothing applied" in toasts and "stale" in toasts, s["staleShot"]

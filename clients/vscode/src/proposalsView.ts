@@ -46,6 +46,10 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
   readonly onDidChangeTreeData = this.changed.event;
   /** The pending proposals last listed (newest first, as the server lists them). */
   pending: ListedProposal[] = [];
+  /** Change sets that went stale in this session (their reason from `rewrite_stale`), until dismissed. */
+  stale: ListedProposal[] = [];
+  private readonly staleReasons = new Map<string, string>();
+  private readonly dismissed = new Set<string>();
   runs: { run: GraphRunLike; proposalIds: string[] }[] = [];
   private readonly status = vscode.window.createStatusBarItem("remora.proposalsHere", vscode.StatusBarAlignment.Left, 49);
 
@@ -61,14 +65,29 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
       const listed = await this.exec<unknown[]>("remora.proposals.list", { status: "pending" });
       this.pending = (listed ?? []).filter(isListedProposal);
       const recent = await this.exec<GraphRunLike[]>("remora.graph.runs", { limit: 20 }).catch(() => []);
+      const shown = [...this.staleReasons.keys()].filter((id) => !this.dismissed.has(id));
+      const stale = shown.length > 0 ? await this.exec<unknown[]>("remora.proposals.list", { status: "stale" }).catch(() => []) : [];
+      this.stale = (stale ?? []).filter(isListedProposal).filter((p) => p.kind === "change_set" && shown.includes(p.id));
       this.runs = runsWithPending(recent ?? [], new Set(this.pending.map((p) => p.id)));
     } catch {
       // No server (or mid-restart): an empty view, nothing to act on.
       this.pending = [];
+      this.stale = [];
       this.runs = [];
     }
     this.changed.fire(undefined);
     this.updateStatus();
+  }
+
+  /** A proposal went stale (`rewrite_stale`): a change set stays in the view, saying why, until dismissed. */
+  noteStale(proposalId: string, reason: string): void {
+    this.staleReasons.set(proposalId, reason);
+  }
+
+  /** Take a stale set out of the view. */
+  async dismiss(proposalId: string): Promise<void> {
+    this.dismissed.add(proposalId);
+    await this.refresh();
   }
 
   /** The open file's count in the status bar (hidden when it has none). */
@@ -95,7 +114,7 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
         name: run.name ?? run.graph_run_id,
         proposalIds,
       }));
-      const sets = changeSets(this.pending).map((proposal): ProposalsElement => ({ kind: "changeSet", proposal_id: proposal.id, proposal }));
+      const sets = [...changeSets(this.pending), ...this.stale].map((proposal): ProposalsElement => ({ kind: "changeSet", proposal_id: proposal.id, proposal }));
       return [...runs, ...sets, ...groupByFile(this.pending).map((group): ProposalsElement => ({ kind: "file", group }))];
     }
     if (element.kind === "changeSet") {
@@ -144,13 +163,14 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
       }
       case "changeSet": {
         const p = element.proposal;
-        const item = new vscode.TreeItem(setTitle(p), Expanded);
-        const checks = checksLine(p.checks);
-        item.description = checks;
-        item.iconPath = new vscode.ThemeIcon("files");
-        item.contextValue = "changeSet";
+        const stale = p.status === "stale";
+        const item = new vscode.TreeItem(setTitle(p), stale ? Collapsed : Expanded);
+        const reason = this.staleReasons.get(p.id) || "a file changed since it was made";
+        item.description = stale ? `stale: nothing applied · ${reason}` : checksLine(p.checks);
+        item.iconPath = new vscode.ThemeIcon(stale ? "warning" : "files");
+        item.contextValue = stale ? "changeSetStale" : "changeSet";
         item.id = `set:${p.id}`;
-        item.tooltip = new vscode.MarkdownString(setTooltip(p));
+        item.tooltip = new vscode.MarkdownString(stale ? `**Stale** (${reason}): nothing of it was applied; ask the agent again.\n\n${setTooltip(p)}` : setTooltip(p));
         item.command = { title: "Show Diff", command: "remora.showDiff", arguments: [{ proposal_id: p.id }] };
         return item;
       }

@@ -1090,6 +1090,10 @@ function S.sets(t)
   t.observe('stale_note', t.wait('nothing applied', function()
     return notified(t, 'nothing applied')
   end, RUN_MS))
+  t.observe('stale_view', t.wait('the set view saying stale', function()
+    local lines = t.window_lines('^remora://set/' .. stale)
+    return lines and lines[1]:find('(stale)', 1, true) and lines
+  end, RUN_MS))
   t.observe('stale_after', {
     service_unchanged = t.text(service) == service_before,
     models_first = api.nvim_buf_get_lines(models, 0, 1, false)[1],

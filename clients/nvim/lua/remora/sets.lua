@@ -145,6 +145,9 @@ function M.lines(p, proposal_id)
   local lines = {
     string.format('# %s · %s (%s)', M.title(p), proposal_id, p.status or '?'),
   }
+  if p.status == 'stale' then
+    table.insert(lines, '# stale: a file changed since the set was made; nothing of it was applied (ask the agent again)')
+  end
   local checks = require('remora.format').checks(p.checks)
   if checks ~= '' then
     table.insert(lines, '# checks: ' .. checks)
@@ -174,12 +177,12 @@ local function member_at(starts, row)
   return found
 end
 
---- Accept `members` (1-based; nil: all) of set `proposal_id`; `done()` after.
+--- Accept `members` (1-based; nil: all) of set `proposal_id`; `done(applied)` after.
 --- @param client vim.lsp.Client
 --- @param p table
 --- @param proposal_id string
 --- @param members integer[]?
---- @param done fun()?
+--- @param done fun(applied: boolean)?
 function M.accept(client, p, proposal_id, members, done)
   local argument = { proposal_id = proposal_id }
   if members then
@@ -205,7 +208,7 @@ function M.accept(client, p, proposal_id, members, done)
       warn(string.format('nothing applied: %s', result and result.reason or 'unknown reason'))
     end
     if done then
-      done()
+      done(result and result.applied or false)
     end
   end)
 end
@@ -247,12 +250,20 @@ function M.show(client, proposal_id, p)
       require('remora.proposals').refresh(true)
     end
   end
-  local function closed_after()
+  --- Applied: the view closes; not: it shows the set as it is now (stale, say).
+  local function closed_after(applied)
+    refresh()
+    if applied == false then
+      return server().execute(client, 'remora.proposal.diff', { proposal_id = proposal_id }, function(now)
+        if type(now) == 'table' and api.nvim_buf_is_valid(buf) then
+          M.show(client, proposal_id, now)
+        end
+      end)
+    end
     local win = vim.fn.bufwinid(buf)
     if win ~= -1 then
       api.nvim_win_close(win, true)
     end
-    refresh()
   end
   local map = function(lhs, fn, desc)
     vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true, desc = desc })

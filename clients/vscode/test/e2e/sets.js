@@ -11,7 +11,7 @@
  *    that needs others refused alone, then Accept All → all three changed;
  * 3. a set rejected with feedback (the model's next request carries it);
  * 4. a set one of whose documents the person edits first → Accept All applies
- *    nothing, says stale, and the view drops it.
+ *    nothing, says stale; the view shows it stale (why) until dismissed.
  *
  * Writes what it saw under `observed.sets`; tests/clients/vscode_sets.py asserts.
  */
@@ -175,6 +175,10 @@ exports.run = async function run(api, observed, step) {
   };
   await proposals.refresh();
   s.viewStale = describeTree(proposals);
+  await vscode.commands.executeCommand("remora.proposals.focus");
   s.staleShot = await snapshot("setsstale");
+  // Dismissed, it leaves the view.
+  await vscode.commands.executeCommand("remora.dismissProposal", proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === staleId));
+  s.viewDismissed = describeTree(proposals);
   step("sets: stale");
 };
