@@ -1084,13 +1084,16 @@ def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
     # Neovim announces CreateFile (its defaults, kept by lsp/remora.lua).
     assert "create" in o["resource_operations"]
 
-    # 1. A new file: one entry saying what accepting does; accepted, the file
-    # exists with its text (unsaved); `u` in its buffer takes the text back,
-    # leaving the empty file Neovim created; redo brings it again.
+    # 1. A new file: one entry saying what accepting does; accepted with its
+    # code action, the file exists with exactly its text (unsaved); `u` in its
+    # buffer takes the text back, leaving the empty file Neovim created; redo
+    # brings it again.
     (entry,) = [i for i in o["new_file_list"]["items"] if "create " in i["text"]]
     assert entry["text"].startswith("create tests/test_service.py (+5) · order · pr_")
     assert entry["file"] == "test_service.py"
     assert o["new_file_on_disk_before"] is False
+    # Accepted through its code action (Neovim applies the edit itself).
+    assert "Accept: create tests/test_service.py (+5)" in o["new_file_actions"]
     assert o["new_file_text"] == vscode_sets.TEST_FILE.rstrip("\n")
     assert o["new_file_disk"] == "" and o["new_file_modified"] is True
     assert o["new_file_undone"] == ""

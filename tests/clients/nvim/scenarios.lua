@@ -1000,10 +1000,23 @@ function S.sets(t)
   to_entry(t, new_file)
   t.observe('new_file_list', quickfix())
   t.observe('new_file_on_disk_before', vim.uv.fs_stat('tests/test_service.py') ~= nil)
-  vim.cmd('RemoraAccept')
+  -- Accepted through its code action on `order` (the edit Neovim applies itself).
+  vim.cmd('cclose')
+  api.nvim_set_current_win(source)
+  api.nvim_set_current_buf(service)
+  t.cursor_to('def order')
+  local titles = {}
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      table.insert(titles, action.title)
+      return action.title:find('^Accept: create ') ~= nil
+    end,
+    apply = true,
+  })
   t.wait('the new file accepted', function()
     return #t.events('rewrite_applied', { proposal_id = new_file }) > 0
   end, RUN_MS)
+  t.observe('new_file_actions', titles)
   local created = vim.fn.bufnr('tests/test_service.py')
   t.observe('new_file_text', t.text(created))
   t.observe('new_file_disk', table.concat(vim.fn.readfile('tests/test_service.py'), '\n'))

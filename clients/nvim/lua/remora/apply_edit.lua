@@ -7,13 +7,6 @@
 --- several files, accepted whole or not at all, so before handing the edit to
 --- Neovim's own handler this refuses all of it, saying why, when any document
 --- it edits changed since the version it names or any file it creates exists.
----
---- A new file's text also needs fitting: Neovim loads the empty file as one
---- empty line and keeps it after the text inserted before it, so the buffer
---- would end in an extra empty line (one newline too many: the server, which
---- expects exactly the proposed text, would not record the acceptance). The
---- insertion into a file the edit creates is given without its last newline:
---- the buffer's end of line supplies it, and the file is exactly the text.
 local M = {}
 
 local api = vim.api
@@ -49,32 +42,6 @@ function M.refusal(edit)
   return nil
 end
 
---- `edit` with the text inserted into each file it creates fitted to
---- Neovim's buffers (see above); other changes as they are.
---- @param edit lsp.WorkspaceEdit
---- @return lsp.WorkspaceEdit
-function M.fit_new_files(edit)
-  local changes = type(edit) == 'table' and edit.documentChanges
-  if type(changes) ~= 'table' then
-    return edit
-  end
-  local created, fitted = {}, {}
-  for _, change in ipairs(changes) do
-    if change.kind == 'create' then
-      created[change.uri] = true
-    elseif change.kind == nil and type(change.textDocument) == 'table' and created[change.textDocument.uri] then
-      change = vim.deepcopy(change)
-      local edits = change.edits or {}
-      local last = edits[#edits]
-      if last and type(last.newText) == 'string' and last.newText:sub(-1) == '\n' then
-        last.newText = last.newText:sub(1, -2)
-      end
-    end
-    table.insert(fitted, change)
-  end
-  return vim.tbl_extend('force', edit, { documentChanges = fitted })
-end
-
 --- The handler: refuse the whole edit, or let Neovim's handler apply it.
 --- @param err lsp.ResponseError?
 --- @param params lsp.ApplyWorkspaceEditParams
@@ -86,8 +53,7 @@ function M.handler(err, params, ctx)
     require('remora.server').notify(reason, vim.log.levels.WARN)
     return { applied = false, failureReason = reason }
   end
-  local fitted = vim.tbl_extend('force', params, { edit = M.fit_new_files(params.edit) })
-  return vim.lsp.handlers['workspace/applyEdit'](err, fitted, ctx)
+  return vim.lsp.handlers['workspace/applyEdit'](err, params, ctx)
 end
 
 return M
