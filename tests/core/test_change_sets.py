@@ -170,3 +170,11 @@ async def test_the_disk_writer_creates_a_file_and_never_replaces_one(tmp_path):
     assert not refused.applied and "pkg/currency.py exists now" in refused.reason
     assert (tmp_path / "pkg" / "currency.py").read_text() == "mine = 1\n"
     assert (tmp_path / "pkg" / "service.py").read_bytes() == SERVICE
+
+
+def test_a_new_python_file_must_parse():
+    with pytest.raises(ProposalError, match=r"does not parse \(near line 2\)"):
+        new_file_member("pkg/broken.py", "x = 1\ndef f(:\n    pass\n", False)
+    # Any text for other files; a newline ends the last line.
+    assert new_file_member("docs/notes.md", "# (\n", False).new_source == "# (\n"
+    assert new_file_member("pkg/ok.py", "x = 1", False).new_source == "x = 1\n"

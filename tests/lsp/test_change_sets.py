@@ -10,6 +10,8 @@ existing paths refused with a reason the model can act on.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from remora_lsp.testing import apply_workspace_edits
@@ -187,12 +189,12 @@ async def test_secret_outside_and_existing_paths_are_never_proposed(workspace):
             assert await command(client, "remora.proposals.list", {}) == []
 
 
-async def _propose_set(client, model, workspace):
+async def _propose_set(client, model, workspace, *, open_models: bool = True):
     """The change set of the tests below: ``order`` in service.py,
     ``make_item`` in models.py and a new pkg/currency.py; (buffers, set id).
     """
     service = Buffer(client, "pkg/service.py")
-    models = Buffer(client, "pkg/models.py")
+    models = Buffer(client, "pkg/models.py") if open_models else None
     node_id = await node_of(client, service, "def order")
     changes = [
         {"node_id": node_id, "new_source": ORDER},
@@ -267,6 +269,10 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
             assert currency.text == CURRENCY
             listed = await command(client, "remora.proposals.list", {})
             assert [p["status"] for p in listed if p["id"] == set_id] == ["accepted"]
+            # Its lines are attributed to it, in each file.
+            for buffer in (service, models, currency):
+                owned = await command(client, "remora.attribution", {"uri": buffer.uri})
+                assert {a["proposal_id"] for a in owned} == {set_id}
             # A way back: each file it edited, the new file named, not deleted.
             undo = await command(
                 client, "remora.proposal.revert", {"proposal_id": set_id}
@@ -471,6 +477,10 @@ async def test_a_failing_new_test_goes_back_to_the_agent_once(workspace):
             )
             again = await checked(client, second[0]["proposal_id"])
             assert again["status"] == "passed"
+            retry_prompt = model.text_of(2)  # the failing file, shown to fix it
+            assert "Your proposed changes were:" in retry_prompt
+            assert "tests/test_bad.py (new_file)" in retry_prompt
+            assert "assert quote(10) == 10" in retry_prompt
 
 
 @pytest.mark.workspace("priced")
@@ -499,3 +509,49 @@ async def test_a_change_set_is_tested_once_with_every_member_applied(workspace):
             assert "test_quote_adds_vat" in check["detail"]
             assert "test_quote_in_cents" not in check["detail"]
             assert len(of_type(client, "proposal_checked", proposal_id=set_id)) == 1
+
+
+# ---- the command line ---------------------------------------------------------------
+
+
+@pytest.mark.workspace("basic")
+async def test_the_cli_lists_a_set_as_one_item_and_accepts_it_through_the_editor(
+    workspace,
+):
+    from tests.lsp.test_command_line import remora
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            received = apply_workspace_edits(client)
+            service, _models, set_id = await _propose_set(
+                client, model, workspace, open_models=False
+            )
+
+            code, out, err = await remora(workspace, "proposals")
+            assert code == 0, err
+            (row,) = [line for line in out.splitlines() if set_id in line]
+            assert "Change set: add currency (2 definitions in 2 files" in row
+            code, out, err = await remora(workspace, "proposals", "--json")
+            (listed,) = json.loads(out)
+            assert listed["title"] == (
+                "Change set: add currency (2 definitions in 2 files, 1 new file)"
+            )
+            assert len(listed["members"]) == 3
+
+            code, out, err = await remora(workspace, "accept", set_id, "--member", "0")
+            assert code == 2 and "needs member 1" in err  # partial: refused
+
+            code, out, err = await remora(workspace, "accept", set_id)
+            assert code == 0, err
+            assert f"accepted {set_id}: applied" in out
+            # The open file through the editor, the others on disk.
+            assert len(received) == 1
+            assert [
+                c["textDocument"]["uri"] for c in received[0]["documentChanges"]
+            ] == [service.uri]
+            assert "currency=currency" in service.text
+            assert "currency=currency" not in (workspace / "pkg/service.py").read_text()
+            assert (
+                "convert(price, currency)" in (workspace / "pkg/models.py").read_text()
+            )
+            assert (workspace / "pkg" / "currency.py").read_text() == CURRENCY

@@ -43,28 +43,11 @@ log = logging.getLogger(__name__)
 
 GRAPH_CORRELATION = "co_gr_"
 """A graph run's correlation ids start so: its proposals are not gathered."""
-MAX_CASCADES = 1_000
-"""Cascades remembered at once (the oldest are forgotten)."""
 
 
 def set_id_of(correlation_id: str) -> str:
     """The id of a cascade's set: named by the request that started it."""
     return "pr_" + hashlib.sha256(correlation_id.encode("utf-8")).hexdigest()[:12]
-
-
-class CascadeSets:
-    """Correlation id → the proposals its cascade made so far (oldest first)."""
-
-    def __init__(self) -> None:
-        self.made: dict[str, list[str]] = {}
-
-    def note(self, correlation_id: str, proposal_id: str) -> None:
-        """Remember that the cascade made ``proposal_id``."""
-        ids = self.made.setdefault(correlation_id, [])
-        if proposal_id not in ids:
-            ids.append(proposal_id)
-        while len(self.made) > MAX_CASCADES:
-            del self.made[next(iter(self.made))]
 
 
 async def gather(

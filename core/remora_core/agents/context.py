@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from remora_core.agents.cascade_sets import CascadeSets
+from remora_core.agents.cascade_memory import CascadeSets
 from remora_core.discovery.files import secret_glob
 from remora_core.model import ProposalStatus
 from remora_core.review.definition_edits import at_column_zero

@@ -368,12 +368,10 @@ class AgentKernel:
         impl = core.IMPLEMENTATIONS
         follow_up: list[str] = []
         retry = False
-        if reply.code is not None:
-            arguments = {"new_source": reply.code, "reasoning": reply.text}
+        if reply.code is not None or reply.changes:
+            tool, arguments = _edit_call(reply)
             violations = len(context.record.violations)
-            ok, text = await core.call_tool(
-                context, "rewrite_self", arguments, impl["rewrite_self"]
-            )
+            ok, text = await core.call_tool(context, tool, arguments, impl[tool])
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
@@ -411,6 +409,30 @@ class AgentKernel:
             )
             follow_up.append(text)
         return follow_up, retry
+
+
+def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
+    """The tool a fenced reply's code asks for, and its arguments: a rewrite
+    of the agent's node, a new file (``CREATE_FILE``) or a change set
+    (``CHANGE`` blocks).
+    """
+    if reply.changes:
+        changes = [
+            {
+                "node_id" if target.startswith("rm_") else "path": target,
+                "new_source": code,
+            }
+            for target, code in reply.changes
+        ]
+        return "propose_changes", {"changes": changes, "summary": reply.summary}
+    if reply.new_file is not None:
+        arguments = {
+            "path": reply.new_file,
+            "content": reply.code,
+            "reason": reply.text,
+        }
+        return "create_file", arguments
+    return "rewrite_self", {"new_source": reply.code, "reasoning": reply.text}
 
 
 def _asked_again(asked: str, reason: str) -> str:

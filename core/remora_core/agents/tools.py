@@ -415,7 +415,16 @@ async def propose_changes(
         if isinstance(changes, list)
         else 0
     )
-    _check_size(context, "limits.proposal_chars", "the changes", "x" * total)
+    limit = context.services.config.limits.proposal_chars
+    if total > limit:
+        refuse(
+            context,
+            "limits.proposal_chars",
+            f"changes of {total:,} chars were refused (the limit is {limit:,})",
+        )
+        raise ToolError(
+            f"the changes have at most {limit:,} characters; these have {total:,}"
+        )
     return await propose(context, change_set_proposal(context, changes, summary))
 
 

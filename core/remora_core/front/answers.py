@@ -137,6 +137,10 @@ class ProposalListed(ProposalJson):
     uri: str
     node: str | None
     """Its node's qualified name (None: the node is gone)."""
+    title: str
+    """What accepting it does, in a few words (``create tests/test_x.py
+    (+24)``, ``Change set: add currency (4 definitions in 3 files, 1 new
+    file)``, or the change and its reason)."""
 
 
 class EventJson(TypedDict):

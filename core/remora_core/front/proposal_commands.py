@@ -109,7 +109,11 @@ async def proposals_list(app: RemoraApp, a: ProposalsArgs, door: Door) -> Any:
     """Proposals, newest first, of a file and a status if given."""
     path = project_path(app.root, a.uri, a.path)
     return [
-        {**app.proposals.summary(p), "uri": file_uri(app.root, p.file_path)}
+        {
+            **app.proposals.summary(p),
+            "uri": file_uri(app.root, p.file_path),
+            "title": app.proposals.title(p),
+        }
         for p in app.proposals.list(path=path, status=a.status)
     ]
 

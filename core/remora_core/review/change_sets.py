@@ -26,6 +26,7 @@ import keyword
 import re
 from typing import TYPE_CHECKING
 
+from remora_core.discovery.parser import parse
 from remora_core.model import NodeKind, NodeStatus
 from remora_core.review.definition_edits import prepare_new_node, prepare_rewrite
 from remora_core.review.diffs import file_diff, split_lines
@@ -36,6 +37,8 @@ from remora_core.review.source_checks import ProposalError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
+
+    import tree_sitter
 
     from remora_core.index.codegraph import CodeGraph
     from remora_core.model import CodeNode
@@ -65,9 +68,35 @@ def new_file_member(path: str, content: str, exists: bool) -> Member:
         raise ProposalError("the new file's content is empty")
     if (hidden := added_hidden("", content)) is not None:
         raise ProposalError(hidden)
+    if path.endswith(".py"):
+        _parses(path, content)
     text = content if content.endswith("\n") else content + "\n"
     diff = file_diff(path, [], split_lines(text), created=True)
     return Member(path, "new_file", None, "", 0, 0, "", text, diff)
+
+
+def _parses(path: str, content: str) -> None:
+    """ProposalError, saying where, when a new Python file does not parse
+    (tree-sitter: whatever Python version the project uses).
+    """
+    root = parse(content.encode("utf-8", "replace")).root_node
+    if not root.has_error:
+        return
+    line = _first_error_line(root)
+    raise ProposalError(
+        f"{path} does not parse (near line {line}); give the whole file, valid Python"
+    )
+
+
+def _first_error_line(node: tree_sitter.Node) -> int:
+    """The 1-based line of the first syntax error under ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_point.row + 1
+        stack.extend(reversed(current.children))
+    return node.start_point.row + 1
 
 
 def file_member(path: str, before: bytes, after: str, node_id: str | None) -> Member:
