@@ -58,9 +58,10 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.subscriptions.remove": (*EDITORS, "CLI"),
     "remora.node.mute": (*EDITORS, "CLI"),
     "remora.node.unmute": (*EDITORS, "CLI"),
+    "remora.node.instructions.set": (*EDITORS, "CLI"),
 }
 """Table command → the clients a person would expect to reach it (DESIGN §11,
-§11b, §13, §15 and issues 26 and 28). Nothing through MCP writes or decides (§11b);
+§11b, §13, §15 and issues 26, 27 and 28). Nothing through MCP writes or decides (§11b);
 plumbing a client uses without a person asking (``remora.node.at``,
 ``remora.events.last_seq``) is expected nowhere."""
 

@@ -220,6 +220,12 @@ class LimitSettings(_Section):
     history_bytes: int = Field(default=1_000_000, ge=1_000)
     """Chat history kept per agent (JSON bytes; oldest turns dropped first),
     on top of ``agents.history_messages``."""
+    project_rules_chars: int = Field(default=8_000, ge=0)
+    """Characters of the project's rules (``AGENTS.md``, ``.remora/rules.md``)
+    put in every agent's prompt; the rest is cut with a note (0: none)."""
+    node_instructions_chars: int = Field(default=4_000, ge=100)
+    """Characters of a person's standing instructions for one node
+    (``remora.node.instructions.set``); longer ones are refused."""
 
 
 class ReviewSettings(_Section):

@@ -569,6 +569,29 @@ def test_costs_and_wakes_are_on_screen(workspace):
     ), usage
 
 
+def test_standing_instructions_are_set_shown_sent_and_kept(workspace):
+    with ModelServer() as model:
+        model.reply_text("Bonjour.")
+        seen = run_nvim(workspace, "instructions", model).check()
+        observed = seen.observed
+        # :RemoraInstructions text, then the buffer holding them, edited, :w.
+        assert observed["set_note"] == (
+            "Remora: order's agent follows your instructions from its next run"
+        )
+        assert observed["editing"] == ["Keep prices in integer cents."]
+        assert observed["modified_after_write"] is False
+        panel = observed["panel"]
+        at = panel.index("  instructions")
+        assert panel[at + 1 : at + 3] == ["    Answer in French.", "    Be brief."]
+        # The next run's prompt carries them.
+        system = model.messages(-1)[0]["content"]
+        assert "The person's standing instructions for you:\n" in system
+        assert "Answer in French.\nBe brief." in system
+        # A restart: a new session still shows them on the card.
+        kept = run_nvim(workspace, "instructions_kept", model).check()
+    assert "    Be brief." in kept.observed["panel"]
+
+
 def test_a_question_with_options_is_answered_through_vim_ui_select(workspace):
     with ModelServer() as model:
         model.reply_tool_call(

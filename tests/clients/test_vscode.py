@@ -245,6 +245,10 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypa
     assert "Ada Lovelace" in seen["answeredRun"]["result"]
     assert any("Ada Lovelace" in json.dumps(r) for r in model.requests)
     check_conversation_and_runs(seen["talk"])
+    # The run after Set Node Instructions carried them in its system prompt.
+    later = [r for r in model.requests if "Ask me for a name again" in json.dumps(r)]
+    assert later, "the question after the instructions never reached the model"
+    assert "Call the person by name." in later[0]["messages"][0]["content"]
     # Batch: the Proposals view, accept-all, blame, checkpoints, hostile settings.
     vscode_batch.check(seen, model, hostile)
     # New files and change sets: created, accepted all or nothing, stale.
@@ -310,6 +314,19 @@ def check_conversation_and_runs(talk: dict) -> None:
     assert wakes[0].startswith("── what wakes Service.helper")
     assert wakes[0].endswith(": muted, only your messages ──")
     assert any("[default]" in line for line in wakes[1:]), wakes
+    # Standing instructions: the input box starts with the current ones; the
+    # card shows the new ones (on screen), and the next run's prompt has them.
+    assert talk["instructionsSet"]["instructions"] == "Answer in one sentence."
+    assert talk["instructionsTyped"]["value"] == "Answer in one sentence."
+    assert talk["instructionsAnswer"] == {
+        "node_id": talk["instructionsAnswer"]["node_id"],
+        "instructions": "Call the person by name.",
+        "changed": True,
+    }
+    # What the Conversation webview rendered (its text, sent back by the page).
+    assert "instructions: Call the person by name." in " ".join(
+        talk["instructionsShown"].split()
+    )
     # After a server restart the conversation is read back from the server.
     assert PLAIN_ANSWER in talk["afterRestart"]
     assert PLAIN_ANSWER in talk["onScreenAfterRestart"]["text"]

@@ -149,6 +149,11 @@ class AgentContext:
     base: Proposal | None = None
     """A pending proposal of an earlier step of the same graph run: the agent
     works on its source (its own proposal supersedes it)."""
+    project_rules: str = ""
+    """The project's ``AGENTS.md`` / ``.remora/rules.md``, bounded
+    (``project_rules.py``), read for this turn."""
+    instructions: str | None = None
+    """A person's standing instructions for this node (``instructions.py``)."""
 
     def own_source(self) -> str:
         """The source the agent works on: its node's, or the pending base's."""

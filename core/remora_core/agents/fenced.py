@@ -9,6 +9,8 @@ in this protocol the model writes plain text, and the kernel reads it:
 - lines starting with one of these keywords are actions, parsed strictly::
 
       READ: rm_xxxxxxxx              -> read_node (the source comes back next turn)
+      SEARCH: words                  -> search_nodes (the matches come back)
+      REFERENCES: rm_xxxxxxxx        -> find_references (callers, importers)
       MESSAGE rm_xxxxxxxx: text      -> message_node
       ASK_PARENT: text               -> ask_parent
       ASK_USER: question             -> ask_user
@@ -44,6 +46,13 @@ ASK_USER: <question>       (ask the person)
 CREATE_FILE: <path>        (a new file: put its whole content in the code block)
 - Otherwise, just answer in plain text.
 - Your parent may change you. Every edit is a proposal until a person accepts it."""
+FENCED_LOOK_RULES = """To look around the project, write one of these lines:
+SEARCH: <words of a name>  (find nodes; gives their ids)
+REFERENCES: <node id>      (who calls it, which files import it)"""
+"""The lines of an agent whose bundle has ``search_nodes`` and
+``find_references`` (a separate paragraph: a bundle without them is not
+told of lines it cannot use)."""
+
 """What a fenced agent may write. "Only ... without explanations": the 0.5B
 model otherwise explains its change before the block (40-60 tokens of a
 20-token fix, ~1 s on two cores); the action lines stay one per line (written
@@ -69,11 +78,13 @@ FENCE = re.compile(
 )
 NODE_ID = r"rm_[a-z0-9]{8}"
 KEYWORD = re.compile(
-    r"^\s*(READ|MESSAGE|ASK_PARENT|ASK_USER|OPTIONS|CREATE_FILE|CHANGE|SUMMARY)"
-    r"\b(.*)$"
+    r"^\s*(READ|SEARCH|REFERENCES|MESSAGE|ASK_PARENT|ASK_USER|OPTIONS|CREATE_FILE"
+    r"|CHANGE|SUMMARY)\b(.*)$"
 )
 FORMS = {
     "READ": (re.compile(rf"^:\s*({NODE_ID})\s*$"), "READ: rm_xxxxxxxx"),
+    "SEARCH": (re.compile(r"^:\s*(\S.*)$"), "SEARCH: words of a name"),
+    "REFERENCES": (re.compile(rf"^:\s*({NODE_ID})\s*$"), "REFERENCES: rm_xxxxxxxx"),
     "MESSAGE": (
         re.compile(rf"^\s+({NODE_ID})\s*:\s*(\S.*)$"),
         "MESSAGE rm_xxxxxxxx: your request",
@@ -103,6 +114,8 @@ class FencedReply:
 
     code: str | None = None
     reads: list[str] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
     messages: list[tuple[str, str]] = field(default_factory=list)
     ask_parent: list[str] = field(default_factory=list)
     question: tuple[str, tuple[str, ...]] | None = None
@@ -121,6 +134,8 @@ class FencedReply:
             self.code is not None
             or self.changes
             or self.reads
+            or self.searches
+            or self.references
             or self.messages
             or self.ask_parent
             or self.question
@@ -201,6 +216,10 @@ def _read_action(parsed: FencedReply, keyword: str, rest: str) -> None:
         raise FencedError(f"Could not read your {keyword} line. Write it as: {form}")
     if keyword == "READ":
         parsed.reads.append(match.group(1))
+    elif keyword == "SEARCH":
+        parsed.searches.append(match.group(1).strip())
+    elif keyword == "REFERENCES":
+        parsed.references.append(match.group(1))
     elif keyword == "MESSAGE":
         parsed.messages.append((match.group(1), match.group(2).strip()))
     elif keyword == "ASK_PARENT":

@@ -59,7 +59,9 @@ from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.guided import keep_code_grammar
+from remora_core.agents.instructions import instructions_of
 from remora_core.agents.overlay_proposals import propose_overlay
+from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
 from remora_core.agents.providers import Endpoint, ModelNotConfigured
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
@@ -110,6 +112,8 @@ class AgentKernel:
             base=services.proposals.get(base) if base else None,
         )
         context.guard = turn_guard(bundle, turn.events, services.proposals)
+        context.project_rules = read_rules(services.root, services.config)
+        context.instructions = await instructions_of(services.kv, node.id)
         try:
             endpoint = await services.models.endpoint(bundle)
         except ModelNotConfigured as error:
@@ -390,6 +394,7 @@ class AgentKernel:
                 context, "read_node", {"node_id": node_id}, impl["read_node"]
             )
             follow_up.append(text)
+        follow_up.extend(await self._look(context, reply))
         for node_id, request in reply.messages:
             await core.call_tool(
                 context,
@@ -409,6 +414,26 @@ class AgentKernel:
             )
             follow_up.append(text)
         return follow_up, retry
+
+    async def _look(self, context: AgentContext, reply: Any) -> list[str]:
+        """A fenced reply's SEARCH and REFERENCES lines, carried out when the
+        bundle has those tools; what each gave, for the model's next turn.
+        """
+        offered = context.bundle.tool_names
+        impl = core.IMPLEMENTATIONS
+        asked = [("search_nodes", "query", q) for q in reply.searches] + [
+            ("find_references", "node_id", i) for i in reply.references
+        ]
+        answers: list[str] = []
+        for tool, argument, value in asked:
+            if tool not in offered:
+                answers.append(f"Error: {tool} is not one of your tools.")
+                continue
+            _ok, text = await core.call_tool(
+                context, tool, {argument: value}, impl[tool]
+            )
+            answers.append(text)
+        return answers
 
 
 def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:

@@ -20,6 +20,7 @@ from remora_core.agents.bundles import BundleRegistry
 from remora_core.agents.context import AgentServices
 from remora_core.agents.extensions import ExtensionRegistry
 from remora_core.agents.memory import ChatMemory
+from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import only_own_edits, shared_prompt
 from remora_core.agents.providers import ModelResolver
 from remora_core.agents.questions import Questions
@@ -136,8 +137,9 @@ class AgentRuntime:
         # instructions), read once now: the first ask reads only its own part.
         models = self.services.models
         protocol = self.services.config.model.protocol or "fenced"
+        rules = read_rules(self.services.root, self.services.config)
         await models.read_ahead(
-            shared_prompt(self.services.bundles.for_kind("function"), protocol)
+            shared_prompt(self.services.bundles.for_kind("function"), protocol, rules)
         )
 
     async def turn(self, turn: Turn) -> str:

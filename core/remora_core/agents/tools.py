@@ -8,7 +8,8 @@ turn protocols: pydantic-ai calls them as tools (``tools``), the kernel calls
 them for the actions it reads in a reply (``fenced``).
 
 Nothing here reads or writes a file: sources come from the graph and the
-project's current text, edits become proposals a person decides on.
+project's current text, edits become proposals a person decides on. The tools
+that look around the project (search, read, references) are in ``looking.py``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from remora_core.agents.cascade_sets import gather
 from remora_core.agents.change_tools import change_set_proposal, new_file_proposal
 from remora_core.agents.context import AgentContext
 from remora_core.agents.guarding import check_rewrite, refuse_new_node
+from remora_core.agents.looking import LOOKING_TOOLS
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.agents.workspace import MemoryFull
 from remora_core.events.models import (
@@ -40,7 +42,6 @@ from remora_core.events.models import (
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.cards import node_ref
 from remora_core.model import NodeKind, ProposalStatus
-from remora_core.project_paths import is_secret
 from remora_core.review.checks import Check
 from remora_core.review.indentation import indent_at
 from remora_core.review.proposals import (
@@ -428,16 +429,6 @@ async def propose_changes(
     return await propose(context, change_set_proposal(context, changes, summary))
 
 
-async def read_node(context: AgentContext, node_id: str) -> str:
-    """Another node's card and source."""
-    node = _node(context, node_id)
-    if is_secret(node.file_path, context.services.config.secrets.exclude):
-        raise ToolError(f"{node.file_path} matches secrets.exclude; not shown")
-    ref = node_ref(node)
-    source = context.services.shown_source(node)
-    return f"{json.dumps(ref)}\n```python\n{source}\n```"
-
-
 async def get_my_callers(context: AgentContext) -> str:
     """The nodes that call the agent's node."""
     callers = context.services.graph.callers(context.agent_id)
@@ -594,7 +585,6 @@ IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
     "propose_new_node": propose_new_node,
     "create_file": create_file,
     "propose_changes": propose_changes,
-    "read_node": read_node,
     "get_my_callers": get_my_callers,
     "get_my_callees": get_my_callees,
     "message_node": message_node,
@@ -605,5 +595,6 @@ IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
     "kv_get": kv_get,
     "kv_set": kv_set,
     "ask_user": ask_user,
+    **LOOKING_TOOLS,  # search_nodes, read_node, find_references (looking.py)
 }
 """Every core tool by name."""

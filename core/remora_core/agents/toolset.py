@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.messages import ToolReturn
 
+from remora_core.agents import looking
 from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
 
@@ -100,14 +101,61 @@ async def propose_changes(
     return await _run(ctx, "propose_changes", changes=changes, summary=summary)
 
 
-async def read_node(ctx: Ctx, node_id: str) -> ToolReturn:
-    """Read another node's source and location.
+# ---- looking around the project (looking.py) ------------------------------------
+
+
+async def search_nodes(
+    ctx: Ctx,
+    query: str,
+    kind: Literal["file", "class", "function", "method"] | None = None,
+    limit: int = looking.DEFAULT_RESULTS,
+) -> ToolReturn:
+    """Find nodes of the project by name, qualified name or path: one line
+    each with its id, kind, name, place and first line. At most
+    {MAX_RESULTS} results of {LINE_CHARS} characters, {ANSWER_CHARS} in all;
+    files matching secrets.exclude are never listed.
 
     Args:
-        node_id: the node's id (rm_xxxxxxxx).
+        query: words of a name, qualified name or path (e.g. "parse_order").
+        kind: only nodes of this kind.
+        limit: how many results (1-{MAX_RESULTS}).
+
+    """
+    return await _run(ctx, "search_nodes", query=query, kind=kind, limit=limit)
+
+
+async def read_node(ctx: Ctx, node_id: str) -> ToolReturn:
+    """Read any node's source and location (at most {READ_CHARS} characters:
+    a longer one is cut and its parts listed by id). Files matching
+    secrets.exclude are refused.
+
+    Args:
+        node_id: the node's id (rm_xxxxxxxx), or path::qualified.name.
 
     """
     return await _run(ctx, "read_node", node_id=node_id)
+
+
+async def find_references(ctx: Ctx, node_id: str) -> ToolReturn:
+    """List who calls a node and which files import its file (at most
+    {MAX_REFERENCES} of each, {ANSWER_CHARS} characters in all).
+
+    Args:
+        node_id: the node's id (rm_xxxxxxxx), or path::qualified.name.
+
+    """
+    return await _run(ctx, "find_references", node_id=node_id)
+
+
+for _tool in (search_nodes, read_node, find_references):
+    # The bounds, from looking.py, in the description the model reads.
+    _tool.__doc__ = (_tool.__doc__ or "").format(
+        MAX_RESULTS=looking.MAX_RESULTS,
+        LINE_CHARS=looking.LINE_CHARS,
+        ANSWER_CHARS=f"{looking.ANSWER_CHARS:,}",
+        READ_CHARS=f"{looking.READ_CHARS:,}",
+        MAX_REFERENCES=looking.MAX_REFERENCES,
+    )
 
 
 async def get_my_callers(ctx: Ctx) -> ToolReturn:
@@ -233,6 +281,8 @@ CORE_TOOLS: dict[str, Callable[..., Any]] = {
         create_file,
         propose_changes,
         read_node,
+        search_nodes,
+        find_references,
         get_my_callers,
         get_my_callees,
         message_node,

@@ -281,6 +281,9 @@ class NodeCard(NodeRef):
     muted: bool
     """A person muted it: only their messages wake it."""
     subscriptions: list[SubscriptionJson]
+    instructions: str | None
+    """A person's standing instructions for its agent
+    (``remora.node.instructions.set``); None when it has none."""
 
 
 class RunId(TypedDict):
@@ -569,6 +572,15 @@ class SubscriptionId(TypedDict):
     """The subscription added."""
 
     subscription_id: str
+
+
+class NodeInstructions(TypedDict):
+    """A node's standing instructions now, and whether that changed."""
+
+    node_id: str
+    instructions: str | None
+    """None: the node has none."""
+    changed: bool
 
 
 class Muted(TypedDict):

@@ -880,6 +880,60 @@ function S.cost_wake(t)
   end, RUN_MS))
 end
 
+--- :RemoraInstructions with text on order, then without: the buffer holds
+--- the current ones, edited and written (:w) they are sent; the panel's card
+--- shows them; :RemoraAsk runs the agent with them (the test reads its prompt).
+function S.instructions(t)
+  t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  t.cursor_to('def order')
+  vim.cmd('RemoraInstructions Keep prices in integer cents.')
+  t.observe('set_note', t.wait('the instructions set', function()
+    return notified(t, 'follows your instructions')
+  end, RUN_MS))
+  t.cursor_to('def order')
+  vim.cmd('RemoraInstructions')
+  t.observe('editing', t.wait('the instructions buffer', function()
+    local lines = t.window_lines('^remora://instructions/rm_')
+    return lines and lines[1] ~= '' and lines
+  end, RUN_MS))
+  local buf = api.nvim_get_current_buf()
+  api.nvim_buf_set_lines(buf, 0, -1, false, { 'Answer in French.', 'Be brief.' })
+  local notes = #t.result.notifications
+  vim.cmd('write')
+  t.wait('the edited instructions sent', function()
+    return #t.result.notifications > notes and notified(t, 'follows your instructions')
+  end, RUN_MS)
+  t.observe('modified_after_write', vim.bo[buf].modified)
+  vim.cmd('close')
+  api.nvim_set_current_win(source)
+  t.cursor_to('def order')
+  vim.cmd('RemoraPanel')
+  t.observe('panel', t.wait('the panel to show the instructions', function()
+    local lines = t.panel() or {}
+    return t.panel_title() == 'order' and has(lines, 'Be brief.') and lines
+  end, RUN_MS))
+  vim.cmd('RemoraPanel close')
+  api.nvim_set_current_win(source)
+  t.cursor_to('def order')
+  vim.cmd('RemoraAsk Hello there')
+  t.wait('the run to end', function()
+    return #t.events('agent_completed') > 0
+  end, RUN_MS)
+end
+
+--- After a restart (a new session on the same project): the panel's card
+--- still shows the instructions, and the next run carries them.
+function S.instructions_kept(t)
+  t.open('pkg/service.py')
+  t.cursor_to('def order')
+  vim.cmd('RemoraPanel')
+  t.observe('panel', t.wait('the panel to show the instructions', function()
+    local lines = t.panel() or {}
+    return t.panel_title() == 'order' and has(lines, 'Be brief.') and lines
+  end, RUN_MS))
+end
+
 --- :RemoraRevert on a line an agent wrote (accepted), then :RemoraRevert gr_…
 --- for the rest of the graph run: each offered, accepted, the text back.
 function S.revert(t)

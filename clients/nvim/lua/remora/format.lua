@@ -442,6 +442,12 @@ function M.card(card, opts)
   if card.subscriptions ~= nil then
     add('  wakes    ' .. M.one_line(M.wakes(card)))
   end
+  if type(card.instructions) == 'string' and card.instructions ~= '' then
+    add('  instructions', 'Title')
+    for _, line in ipairs(vim.split(card.instructions, '\n', { plain = true })) do
+      add('    ' .. line)
+    end
+  end
   add('')
   local proposal = M.pending(card)
   if proposal then

@@ -64,6 +64,7 @@ page.on("console", async (message) => {
       const input = page.locator(".quick-input-widget input");
       await input.waitFor({ state: "visible", timeout: 20000 });
       result.prompt = await page.locator(".quick-input-widget").innerText();
+      result.value = await input.inputValue(); // what the box started with
       await input.fill(value);
       await input.press("Enter");
     } catch (error) {
