@@ -1024,9 +1024,10 @@ end
 --- The Remora quickfix entry of `proposal_id`, with the cursor on it.
 local function to_entry(t, proposal_id)
   vim.cmd('RemoraProposals')
-  t.wait('the entry of ' .. proposal_id, function()
-    for _, item in ipairs(quickfix().items) do
-      if item.text:find(proposal_id, 1, true) then
+  t.wait('the entry of ' .. proposal_id .. ' in the quickfix window', function()
+    local qf = quickfix()
+    for _, item in ipairs(qf.items) do
+      if item.text:find(proposal_id, 1, true) and qf.window then
         return true
       end
     end
