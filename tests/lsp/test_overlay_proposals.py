@@ -121,3 +121,19 @@ async def test_a_script_changing_files_proposes_one_change_set(workspace):
             assert models.read_text(encoding="utf-8") == before
             assert not (workspace / "tests" / "test_order.py").exists()
             assert not (workspace / ".env").exists()
+            # Rejected with feedback: it goes to the agent that made the set,
+            # shown every file it proposed.
+            model.reply_text("Understood.")
+            rejected = await command(
+                client,
+                "remora.proposal.reject",
+                {"proposal_id": proposed["proposal_id"], "feedback": "no docstring"},
+            )
+            again = await finished(client, rejected["run_id"], timeout=LONG_S)
+            assert again["type"] == "agent_completed"
+            (event,) = of_type(client, "rewrite_rejected")
+            assert event["to_agent"] == proposed["node_id"]
+            retry = model.text_of(-1)
+            assert "Their feedback: no docstring" in retry
+            assert "pkg/models.py (rewrite)" in retry
+            assert "tests/test_order.py (new_file)" in retry
