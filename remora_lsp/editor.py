@@ -212,15 +212,23 @@ class ControlEditor:
         self.disk = DiskEditor(app.root)
 
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
-        """The editor's buffers for open files, else the files themselves."""
+        """The editor's buffers for open files, else the files themselves.
+
+        The files on disk are checked first and written last: the editor (or
+        the person) may refuse its part, and then nothing is written — one
+        edit across both stays all or nothing unless the disk fails between
+        its check and its write.
+        """
         documents = self.app.documents
         open_files = [f for f in files if documents.get(f.path) is not None]
         on_disk = [f for f in files if documents.get(f.path) is None]
-        if on_disk:
-            written = await self.disk.apply(on_disk, label)
-            if not written.applied or not open_files:
-                return written
-        return await self.editor.apply(open_files, label)
+        if on_disk and (problem := await self.disk.check(on_disk)) is not None:
+            return Applied(False, problem)
+        if open_files:
+            applied = await self.editor.apply(open_files, label)
+            if not applied.applied or not on_disk:
+                return applied
+        return await self.disk.apply(on_disk, label)
 
     async def ask(self, question: Question) -> str | None:
         """Through the editor."""

@@ -518,11 +518,11 @@ async def test_a_change_set_is_tested_once_with_every_member_applied(workspace):
 async def test_the_cli_lists_a_set_as_one_item_and_accepts_it_through_the_editor(
     workspace,
 ):
+    from tests.lsp.test_agent_runs import EditorEdits
     from tests.lsp.test_command_line import remora
 
     with ModelServer() as model:
         async with session("neovim", workspace, settings(model)) as client:
-            received = apply_workspace_edits(client)
             service, _models, set_id = await _propose_set(
                 client, model, workspace, open_models=False
             )
@@ -541,14 +541,22 @@ async def test_the_cli_lists_a_set_as_one_item_and_accepts_it_through_the_editor
             code, out, err = await remora(workspace, "accept", set_id, "--member", "0")
             assert code == 2 and "needs member 1" in err  # partial: refused
 
+            # The person declines the editor's part: nothing is written on disk.
+            edits = EditorEdits(client, service)
+            edits.mode = "refuse"
+            code, out, err = await remora(workspace, "accept", set_id)
+            assert code == 1 and "the user said no" in err
+            assert "convert" not in (workspace / "pkg/models.py").read_text()
+            assert not (workspace / "pkg" / "currency.py").exists()
+
+            edits.mode = "apply"
             code, out, err = await remora(workspace, "accept", set_id)
             assert code == 0, err
             assert f"accepted {set_id}: applied" in out
             # The open file through the editor, the others on disk.
-            assert len(received) == 1
-            assert [
-                c["textDocument"]["uri"] for c in received[0]["documentChanges"]
-            ] == [service.uri]
+            assert len(edits.requests) == 2
+            changes = edits.requests[-1]["documentChanges"]
+            assert [c["textDocument"]["uri"] for c in changes] == [service.uri]
             assert "currency=currency" in service.text
             assert "currency=currency" not in (workspace / "pkg/service.py").read_text()
             assert (

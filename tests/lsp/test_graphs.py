@@ -443,7 +443,7 @@ async def test_checkpoint_restore_brings_agent_state_back_and_writes_no_file(
 def checkpoint_in_the_old_shape(database: Path, checkpoint_id: str) -> None:
     """Store the checkpoint's pending proposals as a checkpoint taken before
     migration 8 did: ``SELECT *`` rows as bare lists, without ``checks`` (nor
-    the ``parts`` of migration 11).
+    the ``parts`` of migration 12).
     """
     with contextlib.closing(sqlite3.connect(database)) as db, db:
         (manifest,) = db.execute(

@@ -43,9 +43,14 @@ READ: <node id>            (see another node's source)
 MESSAGE <node id>: <text>  (ask another node's agent to change itself)
 ASK_PARENT: <text>         (ask your parent)
 ASK_USER: <question>       (ask the person)
-CREATE_FILE: <path>        (a new file: put its whole content in the code block)
 - Otherwise, just answer in plain text.
 - Your parent may change you. Every edit is a proposal until a person accepts it."""
+FENCED_CHANGE_RULES = """To propose other files, write one of these lines:
+CREATE_FILE: <path>        (a new file: its whole content in the code block)
+CHANGE <node id or path>   (before each code block of a change set; add SUMMARY: <text>)"""
+"""The lines of an agent whose bundle has ``create_file`` (a separate
+paragraph, as the look-around lines)."""
+
 FENCED_LOOK_RULES = """To look around the project, write one of these lines:
 SEARCH: <words of a name>  (find nodes; gives their ids)
 REFERENCES: <node id>      (who calls it, which files import it)"""

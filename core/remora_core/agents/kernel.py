@@ -30,6 +30,7 @@ typing must not burn model time. The chat history is saved after a turn that com
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -63,7 +64,11 @@ from remora_core.agents.instructions import instructions_of
 from remora_core.agents.overlay_proposals import propose_overlay
 from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
-from remora_core.agents.providers import Endpoint, ModelNotConfigured
+from remora_core.agents.providers import (
+    Endpoint,
+    ModelNotConfigured,
+    openai_client_class,
+)
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
@@ -81,6 +86,16 @@ if TYPE_CHECKING:
     from remora_core.swarm.turns import Turn
 
 log = logging.getLogger(__name__)
+
+# The model's client modules load with the kernel, which is imported in a
+# thread (``runtime.py``): the first request of a session would otherwise
+# import them (~1.5 s: the OpenAI SDK) on the event loop, holding every turn.
+for _module in (
+    "pydantic_ai.providers.openai",
+    "remora_core.agents.chat_model",
+):
+    importlib.import_module(_module)
+openai_client_class()
 
 
 class AgentKernel:
@@ -208,6 +223,7 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
             retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
+            route=services.models.route(endpoint),
         )
         return {
             "model": model,
@@ -588,7 +604,11 @@ def describe_model_error(
     if isinstance(error, ModelConnectionError):
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
-            "Is it running, and is model.base_url right?"
+            + (
+                "Are they running, and is model.endpoints right?"
+                if len(endpoint.servers) > 1
+                else "Is it running, and is model.base_url right?"
+            )
         )
     if cut_short(error):
         return (

@@ -25,7 +25,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from remora_core.agents.fenced import FENCED_LOOK_RULES, FENCED_RULES
+from remora_core.agents.fenced import (
+    FENCED_CHANGE_RULES,
+    FENCED_LOOK_RULES,
+    FENCED_RULES,
+)
 from remora_core.agents.instructions import instructions_part
 from remora_core.agents.project_rules import rules_part
 from remora_core.model import ProposalStatus
@@ -70,6 +74,8 @@ def shared_prompt(bundle: Bundle, protocol: str, project_rules: str = "") -> str
     """
     rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
     shared = [INTRODUCTION, rules]
+    if protocol == "fenced" and "create_file" in bundle.tool_names:
+        shared.append(FENCED_CHANGE_RULES)
     if "search_nodes" in bundle.tool_names:
         shared.append(FENCED_LOOK_RULES if protocol == "fenced" else TOOL_LOOK_RULES)
     if bundle_text := bundle.system_prompt.strip():

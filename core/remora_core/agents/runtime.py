@@ -93,7 +93,12 @@ class AgentRuntime:
             ),
             extensions=ExtensionRegistry(root, notify, trusted=trust.trusted),
             sandbox=Sandbox(),
-            models=ModelResolver(config.model, trust=trust, log_path=log_path),
+            models=ModelResolver(
+                config.model,
+                trust=trust,
+                log_path=log_path,
+                concurrency=config.agents.max_concurrency,
+            ),
         )
         self.services.questions.presenter = presenter
         self.review = Review(self.services, emit)

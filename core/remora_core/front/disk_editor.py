@@ -97,6 +97,14 @@ def with_suppressed_unlink(path: str) -> None:
         os.unlink(path)
 
 
+class _Refused(Exception):
+    """A file is not as its edit was planned on; ``reason`` says how."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class DiskEditor:
     """Applies edits to files on disk (see the module doc)."""
 
@@ -104,23 +112,46 @@ class DiskEditor:
         self.root = root
         self.told: list[str] = []
 
+    async def check(self, files: Sequence[FileEdit]) -> str | None:
+        """Why the edits cannot be written now (a file changed on disk, a new
+        one exists, a path leads outside), or None; nothing is written.
+        """
+        try:
+            await self._targets(files)
+        except _Refused as refused:
+            return refused.reason
+        except PathRefused as refused:
+            return f"not written: {refused}"
+        except OSError as error:
+            return f"cannot write: {error.strerror} ({error.filename})"
+        return None
+
+    async def _targets(self, files: Sequence[FileEdit]) -> list[Path]:
+        """The real file of each edit, each checked against what it was
+        planned on (:class:`_Refused` saying why not).
+        """
+        targets = [real_project_file(self.root, file.path) for file in files]
+        for file, path in zip(files, targets, strict=True):
+            if file.create:
+                if path.exists() or path.is_symlink():
+                    raise _Refused(f"{file.path} exists now")
+                continue
+            current = await asyncio.to_thread(path.read_bytes)
+            if current != file.before:
+                raise _Refused(f"{file.path} changed on disk meanwhile")
+        return targets
+
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
         """Write every file atomically and read each back; nothing is written
         when one of them changed on disk since its edits were planned.
         """
         try:
-            targets = [real_project_file(self.root, file.path) for file in files]
-            for file, path in zip(files, targets, strict=True):
-                if file.create:
-                    if path.exists() or path.is_symlink():
-                        return Applied(False, f"{file.path} exists now")
-                    continue
-                current = await asyncio.to_thread(path.read_bytes)
-                if current != file.before:
-                    return Applied(False, f"{file.path} changed on disk meanwhile")
+            targets = await self._targets(files)
             for file, path in zip(files, targets, strict=True):
                 if (reason := await self._write(file, path)) is not None:
                     return Applied(False, reason)
+        except _Refused as refused:
+            return Applied(False, refused.reason)
         except PathRefused as refused:
             return Applied(False, f"not written: {refused}")
         except OSError as error:

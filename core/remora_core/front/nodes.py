@@ -137,6 +137,12 @@ class Nodes:
             return nodes[:limit]
         return self._index.graph.search(query, limit)
 
+    def peek(self, ids: list[str]) -> dict[str, CodeNode]:
+        """The nodes with these ids, without loading their files from the
+        store (a search's parents, while the graph loads).
+        """
+        return self._index.graph.peek(ids)
+
     def source(self, node: CodeNode) -> dict[str, Any]:
         """The node's current source for a reader outside the editor (an MCP
         host is a model too): ``{node_id, file_path, source, withheld}``, the

@@ -96,7 +96,10 @@ class Swarm:
         )
         self.runner = Runner(
             self,
-            max_concurrency=config.agents.max_concurrency,
+            max_concurrency=min(
+                config.agents.max_concurrency,
+                config.model.slots() or config.agents.max_concurrency,
+            ),
             cooldown_s=config.swarm.cooldown_ms / 1000,
         )
         self._chain_writer: asyncio.Task[None] | None = None
