@@ -56,8 +56,12 @@ def test_cells_expected_but_empty_show_a_dash(cells):
 
 
 def test_each_clients_own_commands_are_read(cells):
-    assert cells["remora.proposal.accept"]["VS Code"] == ["remora.acceptProposal"]
-    assert cells["remora.proposal.accept"]["Neovim"] == [":RemoraAccept"]
+    assert cells["remora.proposal.accept"]["VS Code"] == [
+        "remora.acceptChangeSet",
+        "remora.acceptMember",
+        "remora.acceptProposal",
+    ]
+    assert cells["remora.proposal.accept"]["Neovim"] == [":RemoraAccept", ":RemoraDiff"]
     assert cells["remora.proposals.accept"]["CLI"] == ["remora accept"]
     assert cells["remora.agent.history"]["MCP"] == ["node_history"]
 
