@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 CORE_TOOLS: tuple[str, ...] = (
     "rewrite_self",
     "propose_new_node",
+    "create_file",
+    "propose_changes",
     "read_node",
     "get_my_callers",
     "get_my_callees",

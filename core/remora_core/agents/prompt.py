@@ -25,7 +25,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from remora_core.agents.fenced import FENCED_LOOK_RULES, FENCED_RULES
+from remora_core.agents.fenced import (
+    FENCED_CHANGE_RULES,
+    FENCED_LOOK_RULES,
+    FENCED_RULES,
+)
 from remora_core.agents.instructions import instructions_part
 from remora_core.agents.project_rules import rules_part
 from remora_core.model import ProposalStatus
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from remora_core.events.models import Event
     from remora_core.index.codegraph import CodeGraph
     from remora_core.model import CodeNode
+    from remora_core.review.proposals import Proposal
     from remora_core.swarm.turns import Turn
 
 MAX_LISTED = 12
@@ -69,6 +74,8 @@ def shared_prompt(bundle: Bundle, protocol: str, project_rules: str = "") -> str
     """
     rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
     shared = [INTRODUCTION, rules]
+    if protocol == "fenced" and "create_file" in bundle.tool_names:
+        shared.append(FENCED_CHANGE_RULES)
     if "search_nodes" in bundle.tool_names:
         shared.append(FENCED_LOOK_RULES if protocol == "fenced" else TOOL_LOOK_RULES)
     if bundle_text := bundle.system_prompt.strip():
@@ -186,21 +193,36 @@ def describe_event(
         return f"Code you watch was {fields['change']}:\n" + "\n".join(shown)
     if kind == "rewrite_rejected":
         rejected = context.services.proposals.get(str(fields["proposal_id"]))
-        source = rejected.new_source if rejected else "(not available)"
+        shown = _rejected(rejected)
         if fields.get("by") == "tests":
             return (
                 f"{fields['feedback']}\n"
-                f"Your proposed source was:\n```python\n{source}\n```\n"
+                f"Your proposed {shown}\n"
                 "Try again: make the tests pass and keep doing what was asked."
             )
         return (
             "A person rejected your proposed rewrite.\n"
             f"Their feedback: {fields['feedback'] or '(none given)'}\n"
-            f"The rejected source was:\n```python\n{source}\n```\n"
+            f"The rejected {shown}\n"
             "Try again, following the feedback."
         )
     details = {k: v for k, v in fields.items() if k not in ("id", "timestamp", "depth")}
     return f"Event {kind}: {details}"
+
+
+def _rejected(proposal: Proposal | None) -> str:
+    """What a rejected proposal proposed, for the agent's next try: its
+    source, or each file of a new file or change set.
+    """
+    if proposal is None:
+        return "source was:\n```python\n(not available)\n```"
+    if not proposal.members:
+        return f"source was:\n```python\n{proposal.new_source}\n```"
+    parts = [
+        f"{member.path} ({member.kind}):\n```python\n{member.new_source}\n```"
+        for member in proposal.members
+    ]
+    return "changes were:\n" + "\n".join(parts)
 
 
 def only_own_edits(turn: Turn) -> bool:

@@ -73,6 +73,34 @@ async def propose_new_node(
     )
 
 
+async def create_file(ctx: Ctx, path: str, content: str, reason: str) -> ToolReturn:
+    """Propose a new file (e.g. tests/test_<module>.py); a person reviews it.
+
+    Args:
+        path: the new file's path, relative to the project root; it must not exist.
+        content: the file's whole content.
+        reason: one line saying why.
+
+    """
+    return await _run(ctx, "create_file", path=path, content=content, reason=reason)
+
+
+async def propose_changes(
+    ctx: Ctx, changes: list[dict[str, str]], summary: str
+) -> ToolReturn:
+    """Propose several edits (in several files, new files) reviewed as one.
+
+    Args:
+        changes: each {"node_id": id, "new_source": whole new definition}, or
+            {"path": file, "new_source": a whole definition} (replaces the
+            definition of that name in the file, else adds it), or
+            {"path": new file, "new_source": its whole content}.
+        summary: one line saying what the changes do together.
+
+    """
+    return await _run(ctx, "propose_changes", changes=changes, summary=summary)
+
+
 # ---- looking around the project (looking.py) ------------------------------------
 
 
@@ -250,6 +278,8 @@ CORE_TOOLS: dict[str, Callable[..., Any]] = {
     for fn in (
         rewrite_self,
         propose_new_node,
+        create_file,
+        propose_changes,
         read_node,
         search_nodes,
         find_references,
@@ -283,7 +313,7 @@ def pym_tool(tool: PymTool) -> Tool[AgentContext]:
 
             try:
                 result = await context.services.sandbox.run(
-                    tool, args, host_functions(context)
+                    tool, args, host_functions(context, tool.name)
                 )
             except PymError as error:  # the script's failure, told to the model
                 raise core.ToolError(str(error)) from None

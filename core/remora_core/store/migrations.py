@@ -247,6 +247,12 @@ MIGRATIONS: list[str] = [
         data BLOB NOT NULL
     );
     """,
+    # 12: change sets and new files (DESIGN §15): a proposal's members, what
+    # they depend on, the asking node's file and the members accepted, as
+    # JSON; '{}' for every other proposal (its kind is what it was).
+    """
+    ALTER TABLE proposals ADD COLUMN parts TEXT NOT NULL DEFAULT '{}';
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)
