@@ -10,6 +10,38 @@ import pytest
 WORKSPACES = Path(__file__).parent / "workspaces"
 
 
+SERIAL_GROUPS: dict[str, str] = {
+    # Both tests build the one clients/vscode/remora.vsix (npm run package
+    # rewrites dist/ and the .vsix in place): never at once.
+    "tests/clients/test_vscode.py": "vscode",
+    # The embedded model (llama.cpp) takes a core per run and answers in
+    # 10-60 s on 2 cores; two at once each take twice as long, near their
+    # limits. One at a time, on one worker, beside the rest of the suite.
+    "tests/clients/test_demo.py": "embedded-model",
+    "tests/core/test_real_model.py": "embedded-model",
+    "tests/core/test_local_model.py": "embedded-model",
+    "tests/lsp/test_graph_local_model.py": "embedded-model",
+    "tests/lsp/test_preload.py": "embedded-model",
+    "tests/lsp/test_agent_runs.py::test_the_local_model_end_to_end": "embedded-model",
+}
+"""Tests that run one at a time on one pytest-xdist worker (``--dist
+loadgroup``), by the start of their node id, and why. Everything else runs on
+any worker: its files, sockets, ports and settings are its own.
+"""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give the tests of :data:`SERIAL_GROUPS` their ``xdist_group``."""
+    for item in items:
+        for prefix, group in SERIAL_GROUPS.items():
+            if item.nodeid == prefix or item.nodeid.startswith(
+                (f"{prefix}::", f"{prefix}[")
+            ):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "workspace(name): the fixture workspace a test runs on"
