@@ -13,13 +13,16 @@ copied ``--scale`` times into one temporary workspace (``copy1/``, ``copy2/``,
   typing a comment in the middle of a method (didChange then documentSymbol,
   as ``document_symbol.py`` does): the edit latency to compare with;
 - **cold**: remora-lsp on the large workspace, no ``.remora/`` yet: time from
-  spawning to the end of the indexing progress, peak RSS of the process tree,
-  the first outline of ``copy1/_pydecimal.py`` after opening it, the same
-  typing as in the small project, then ``workspace/symbol`` as an editor sends
-  it, one request per keystroke while typing each of :data:`WORDS`;
+  spawning to the end of the indexing progress (and the CPU of the server and
+  of its workers until then), peak memory of the process tree by PSS and RSS
+  (server and workers apart from the embedded model, see
+  :class:`TreeSampler`), the first outline of ``copy1/_pydecimal.py`` after
+  opening it, ``workspace/symbol`` as an editor sends it, one request per
+  keystroke while typing each of :data:`WORDS`, then the same typing as in the
+  small project; the server is stopped once it stored the name index;
 - **warm**: a new server on the unchanged workspace, timed the same way, the
-  symbol queries asked right after indexing ends (the first one finds the
-  graph not loaded yet);
+  symbol queries asked right after indexing ends (the graph is not loaded
+  yet: the stored name index answers);
 - the store's size per 100k nodes and its node and edge counts; the server's
   memory per node and per edge (in this process, with ``tracemalloc``, while
   the stored graph is loaded into a ``CodeGraph``).
@@ -39,6 +42,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from dataclasses import dataclass, field
@@ -48,7 +52,6 @@ from document_symbol import Edit, edit_and_ask, edits
 from index_stdlib import (
     STDLIB,
     AstRun,
-    RssSampler,
     _progress,
     _status_kb,
     ast_parse_all,
@@ -57,6 +60,7 @@ from index_stdlib import (
     first_outline,
     indexing_progress,
     initialize,
+    process_tree,
     processes,
     python_files,
 )
@@ -66,6 +70,7 @@ BENCH = Path(__file__).resolve().parent
 LOGS = BENCH / ".work" / "logs"
 OPENED = "_pydecimal.py"
 INDEX_TIMEOUT_S = 900.0
+NAMES_TIMEOUT_S = 120.0
 
 WORDS = [
     "Decimal",
@@ -98,6 +103,113 @@ TARGET_EDIT_RATIO = 1.5
 """documentSymbol on an edit: large-project p95 over small-project p95."""
 
 
+# ---- memory and CPU of the server's process tree ------------------------------------
+
+SAMPLE_INTERVAL_S = 0.1
+MODEL_MODULE = b"remora_core.agents.local_server"
+"""In the command line of the embedded model's process (``model.preload``
+starts it once the project is indexed): ~0.7 GB whatever the project's size,
+reported apart from the index's memory."""
+
+
+def _rollup_kb(pid: int) -> tuple[int, int]:
+    """(Rss, Pss) of a process in kB from ``/proc/PID/smaps_rollup``; zeros if
+    it is gone. PSS shares each page among the processes that map it, so a
+    tree's PSS sums to what it really holds (RSS counts shared pages once per
+    process: the parsing workers' interpreter and libraries, for one).
+    """
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return rss, pss
+
+
+def _is_model(pid: int, known: dict[int, bool]) -> bool:
+    if pid not in known:
+        try:
+            known[pid] = MODEL_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+    return known[pid]
+
+
+@dataclass
+class TreePeaks:
+    """Peaks (kB) of the server's process tree, by what each process is."""
+
+    tree_rss: int = 0
+    tree_pss: int = 0
+    index_pss: int = 0
+    """The server and its parsing (or name-building) workers: the index."""
+    index_rss: int = 0
+    model_pss: int = 0
+    cpu_s: dict[int, float] = field(default_factory=dict)
+    """CPU seconds of each process of the tree (the model's left out), as
+    last seen."""
+
+
+class TreeSampler(threading.Thread):
+    """Polls RSS and PSS of a process tree and keeps the peaks."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(name="tree sampler", daemon=True)
+        self.root = root
+        self.peaks = TreePeaks()
+        self._models: dict[int, bool] = {}
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        """Sample until stopped."""
+        while not self._stop_event.is_set():
+            self.sample()
+            self._stop_event.wait(SAMPLE_INTERVAL_S)
+
+    def sample(self) -> None:
+        """Take one sample now."""
+        table = processes()
+        peaks = self.peaks
+        tree_rss = tree_pss = index_rss = index_pss = model_pss = 0
+        for pid in process_tree(self.root, table):
+            rss, pss = _rollup_kb(pid)
+            tree_rss += rss
+            tree_pss += pss
+            if _is_model(pid, self._models):
+                model_pss += pss
+                continue
+            index_rss += rss
+            index_pss += pss
+            if pid in table:
+                peaks.cpu_s[pid] = table[pid][1]
+        peaks.tree_rss = max(peaks.tree_rss, tree_rss)
+        peaks.tree_pss = max(peaks.tree_pss, tree_pss)
+        peaks.index_rss = max(peaks.index_rss, index_rss)
+        peaks.index_pss = max(peaks.index_pss, index_pss)
+        peaks.model_pss = max(peaks.model_pss, model_pss)
+
+    def stop(self) -> None:
+        """Stop sampling and wait for the thread."""
+        self._stop_event.set()
+        self.join()
+
+
+def names_stored(workspace: Path) -> bool:
+    """Whether the store holds the name index (``symbol_snapshot.py``)."""
+    try:
+        with sqlite3.connect(
+            f"file:{workspace / '.remora' / 'remora.db'}?mode=ro", uri=True, timeout=5
+        ) as db:
+            return db.execute("SELECT 1 FROM symbol_snapshot").fetchone() is not None
+    except sqlite3.Error:  # no such table: a store of main's, for comparison
+        return False
+
+
 @dataclass
 class Session:
     """One server start on a workspace and what was measured in it."""
@@ -105,7 +217,14 @@ class Session:
     label: str
     index_s: float = 0.0
     summary: str = ""
-    peak_rss_mb: float = 0.0
+    peaks: TreePeaks = field(default_factory=TreePeaks)
+    server_cpu_s: float = 0.0
+    """The server's CPU time until indexing ended."""
+    workers_cpu_s: float = 0.0
+    """Its workers' (the model's left out) until indexing ended."""
+    names_s: float | None = None
+    """Seconds from the end of indexing until the name index was stored (a
+    cold start: the server is stopped only then, up to a limit)."""
     hwm_mb: float = 0.0
     first_outline_ms: float = 0.0
     edit_ms: list[float] = field(default_factory=list)
@@ -166,13 +285,17 @@ async def start(
     await client.start(
         [str(Path(sys.executable).with_name("remora-lsp"))], cwd=workspace, stderr=log
     )
-    sampler = RssSampler(client.pid)
+    sampler = TreeSampler(client.pid)
     sampler.start()
     try:
         ended = indexing_progress(client, "end")
         await initialize(client, workspace)
         arrived, message = await asyncio.wait_for(ended, INDEX_TIMEOUT_S)
         found.index_s = arrived - started
+        sampler.sample()
+        cpu = dict(sampler.peaks.cpu_s)
+        found.server_cpu_s = cpu.pop(client.pid, 0.0)
+        found.workers_cpu_s = sum(cpu.values())
         progress = _progress(message)
         found.summary = (progress[1].get("message") if progress else None) or ""
         found.first_outline_ms = await first_outline(client, opened)
@@ -183,11 +306,27 @@ async def start(
             found.symbol_cpu_ms = spent * 1000 / len(found.symbol_ms)
         await type_edits(client, opened, found)
         found.hwm_mb = _status_kb(client.pid, "VmHWM") / 1024
+        if label == "cold":
+            await wait_for_names(workspace, arrived, found)
     finally:
         sampler.stop()
         found.exit_code = await client.stop()
-    found.peak_rss_mb = sampler.peak_kb / 1024
+    found.peaks = sampler.peaks
     return found, log
+
+
+async def wait_for_names(workspace: Path, indexed_at: float, found: Session) -> None:
+    """Before stopping a cold server: wait until it stored the name index
+    (built once its graph is whole, in the background) so that the warm start
+    finds it, as after any session longer than a few seconds.
+    """
+    deadline = time.perf_counter() + NAMES_TIMEOUT_S
+    while time.perf_counter() < deadline:
+        if names_stored(workspace):
+            found.names_s = time.perf_counter() - indexed_at
+            return
+        await asyncio.sleep(0.2)
+    found.problems.append("the name index was not stored")
 
 
 # ---- the store and memory ------------------------------------------------------
@@ -200,16 +339,27 @@ class StoreFigures:
     nodes: int
     edges: int
     bytes: int
+    """The database file, its write-ahead log checkpointed into it first."""
+    names_bytes: int
+    """The stored name index (``symbol_snapshot``), part of :attr:`bytes`."""
 
 
 def store_figures(workspace: Path) -> StoreFigures:
-    """Count nodes and edges in the store; its size on disk (WAL included)."""
+    """Count nodes and edges in the store; its size on disk once its WAL is
+    checkpointed (the servers are stopped: the WAL's size says only when the
+    last checkpoint ran).
+    """
     folder = workspace / ".remora"
-    size = sum(p.stat().st_size for p in folder.glob("remora.db*"))
     with sqlite3.connect(folder / "remora.db") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         nodes = db.execute("SELECT count(*) FROM nodes").fetchone()[0]
         edges = db.execute("SELECT count(*) FROM edges").fetchone()[0]
-    return StoreFigures(nodes, edges, size)
+        try:
+            names = db.execute("SELECT length(data) FROM symbol_snapshot").fetchone()
+        except sqlite3.OperationalError:  # a store of main's
+            names = None
+    size = sum(p.stat().st_size for p in folder.glob("remora.db*"))
+    return StoreFigures(nodes, edges, size, names[0] if names else 0)
 
 
 def graph_memory(workspace: Path) -> Memory:
@@ -278,11 +428,21 @@ class Memory:
 
 def print_session(found: Session) -> None:
     """The figures of one start."""
+    peaks = found.peaks
     print(
-        f"{found.label:<6} indexed in {found.index_s:.2f} s; peak RSS (tree) "
-        f"{found.peak_rss_mb:.0f} MB, server VmHWM {found.hwm_mb:.0f} MB; "
-        f"first outline {found.first_outline_ms:.0f} ms; exit code {found.exit_code}"
+        f"{found.label:<6} indexed in {found.index_s:.2f} s (CPU: server "
+        f"{found.server_cpu_s:.2f} s, workers {found.workers_cpu_s:.2f} s); first "
+        f"outline {found.first_outline_ms:.0f} ms; exit code {found.exit_code}"
     )
+    print(
+        f"       peak memory: server + workers PSS {peaks.index_pss / 1024:.0f} MB "
+        f"(RSS {peaks.index_rss / 1024:.0f} MB, shared pages once per process); "
+        f"embedded model PSS {peaks.model_pss / 1024:.0f} MB; whole tree PSS "
+        f"{peaks.tree_pss / 1024:.0f} MB, RSS {peaks.tree_rss / 1024:.0f} MB; "
+        f"server VmHWM {found.hwm_mb:.0f} MB"
+    )
+    if found.names_s is not None:
+        print(f"       name index stored {found.names_s:.1f} s after indexing ended")
     print(f"       summary: {found.summary!r}")
     if found.edit_ms:
         median = statistics.median(found.edit_ms)
@@ -314,6 +474,7 @@ def report(
     scale: int,
     lines: int,
     peer: AstRun,
+    ast_cpu_s: float,
     small: Session,
     cold: Session,
     warm: Session,
@@ -324,7 +485,7 @@ def report(
     print()
     print(
         f"{scale} copies of {STDLIB}: {peer.files} files, {lines:,} lines; "
-        f"ast.parse {peer.seconds:.2f} s"
+        f"ast.parse {peer.seconds:.2f} s (CPU {ast_cpu_s:.2f} s)"
     )
     print_session(small)
     print_session(cold)
@@ -333,7 +494,8 @@ def report(
     print(
         f"store  {store.bytes / 1e6:.1f} MB for {store.nodes:,} nodes and "
         f"{store.edges:,} edges: {store.bytes / store.nodes * 1e5 / 1e6:.1f} MB "
-        f"per 100k nodes"
+        f"per 100k nodes (the name index {store.names_bytes / 1e6:.1f} MB of it: "
+        f"{store.names_bytes / store.nodes * 1e5 / 1e6:.1f} MB per 100k nodes)"
     )
     print(
         f"memory of the graph: {per_node:.0f} bytes per node (object "
@@ -349,8 +511,8 @@ def report(
         ("cold / ast", cold.index_s / peer.seconds, TARGET_COLD_RATIO),
         ("warm / ast", warm.index_s / peer.seconds, TARGET_WARM_RATIO),
         (
-            "peak RSS MB",
-            max(cold.peak_rss_mb, warm.peak_rss_mb),
+            "peak PSS MB, server + workers",
+            max(cold.peaks.index_pss, warm.peaks.index_pss) / 1024,
             TARGET_RSS_MB_PER_COPY * scale,
         ),
         (
@@ -364,6 +526,12 @@ def report(
             TARGET_EDIT_RATIO,
         ),
     ]
+    cpu = cold.server_cpu_s + cold.workers_cpu_s
+    print(
+        f"cold index CPU / ast CPU (load does not change it): server + workers "
+        f"{cpu / ast_cpu_s:.2f} (both cores fully ours: wall / ast >= "
+        f"{cpu / 2 / ast_cpu_s:.2f}); server alone {cold.server_cpu_s / ast_cpu_s:.2f}"
+    )
     status = 0
     for name, value, target in checks:
         verdict = "pass" if value <= target else "FAIL"
@@ -392,7 +560,9 @@ async def run(scale: int, keep: bool) -> int:
         lines = sum(p.read_bytes().count(b"\n") for p in files)
         print(f"{scale} copies, {len(files)} Python files, {lines:,} lines", flush=True)
         print("ast.parse peer ...", flush=True)
+        cpu = time.process_time()
         peer = ast_parse_all(workspace)
+        ast_cpu_s = time.process_time() - cpu
         print("small project ...", flush=True)
         small, _ = await start(
             small_workspace, "small", small_workspace / OPENED, symbols=False
@@ -404,7 +574,7 @@ async def run(scale: int, keep: bool) -> int:
         warm, _ = await start(workspace, "warm", opened, symbols=True)
         store = store_figures(workspace)
         memory = graph_memory(workspace)
-        return report(scale, lines, peer, small, cold, warm, store, memory)
+        return report(scale, lines, peer, ast_cpu_s, small, cold, warm, store, memory)
     finally:
         if keep:
             print(f"kept {tmp}")

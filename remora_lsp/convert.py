@@ -197,6 +197,8 @@ def card_markdown(card: dict[str, Any]) -> str:
         "",
         _listing("callees", card["callees"]),
     ]
+    if instructions := card.get("instructions"):
+        lines += ["", "**instructions:**", "", *_quoted(instructions)]
     for proposal in card.get("proposals") or ():
         checks = " · ".join(
             f"{_mark(c)} {c['name']}: {c['detail']}" for c in proposal.get("checks", ())

@@ -1,7 +1,9 @@
 """Pending proposals as diagnostics.
 
 A pending proposal is a diagnostic on its node's definition line (source
-``remora``, severity Information, ``code`` the proposal id), republished when a
+``remora``, severity Information, ``code`` the proposal id; a new file's on
+the node that asked for it, a change set's on that node and on each member's
+node, every one naming the set), republished when a
 proposal event arrives or the file changes. Its message ends with what was
 checked ("— ✓ docstring-only: code unchanged except docstrings · … tests:
 running 2 selected…"). Diagnostics read stored state only — never a model.
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
 
     from remora_core.events.store import StoredEvent
     from remora_core.front.app import RemoraApp
-    from remora_core.review.proposals import Proposal
 
     from remora_lsp.editor import EventView
     from remora_lsp.server import RemoraLanguageServer
@@ -40,10 +41,10 @@ PROPOSAL_EVENTS = frozenset(
 
 
 def _definition_line(
-    ls: RemoraLanguageServer, app: RemoraApp, proposal: Proposal
+    ls: RemoraLanguageServer, app: RemoraApp, node_id: str, path: str
 ) -> types.Range | None:
-    node = app.nodes.get(proposal.node_id)
-    lines = app.documents.lines(proposal.file_path)
+    node = app.nodes.get(node_id)
+    lines = app.documents.lines(path)
     if node is None or lines is None:
         return None
     line = node.name_span.start_line
@@ -58,20 +59,24 @@ def publish(ls: RemoraLanguageServer, app: RemoraApp, path: str) -> None:
     """Send the diagnostics of ``path``'s pending proposals."""
     diagnostics = []
     for proposal in app.proposals.pending(path=path):
-        where = _definition_line(ls, app, proposal)
-        if where is None:
-            continue
         checked = app.proposals.checks_line(proposal)
-        diagnostics.append(
-            types.Diagnostic(
-                range=where,
-                message=f"Remora proposes a {app.proposals.headline(proposal)}"
-                + (f" — {checked}" if checked else ""),
-                severity=types.DiagnosticSeverity.Information,
-                source=SOURCE,
-                code=proposal.id,
-            )
+        message = app.proposals.describe(proposal) + (
+            f" — {checked}" if checked else ""
         )
+        # A change set shows on each of its members' nodes, all naming it.
+        for node_id in app.proposals.anchors(proposal, path):
+            where = _definition_line(ls, app, node_id, path)
+            if where is None:
+                continue
+            diagnostics.append(
+                types.Diagnostic(
+                    range=where,
+                    message=message,
+                    severity=types.DiagnosticSeverity.Information,
+                    source=SOURCE,
+                    code=proposal.id,
+                )
+            )
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(
             uri=ls.projects.uri(app, path), diagnostics=diagnostics
@@ -96,7 +101,9 @@ def follow_proposals(ls: RemoraLanguageServer, root: Path | None) -> EventView:
             return
         proposal = app.proposals.get(stored.event.__dict__["proposal_id"])
         if proposal is not None:
-            publish(ls, app, proposal.file_path)
+            for path in proposal.paths():
+                if app.documents.lines(path) is not None:
+                    publish(ls, app, path)
 
     return on_event
 

@@ -1,7 +1,9 @@
 """The engine's :class:`~remora_core.editor.Editor` port, implemented over LSP.
 
 - ``apply``: ``workspace/applyEdit`` with one versioned ``WorkspaceEdit`` over
-  every file (undo works in the editor); the accept use case in core then
+  every file (undo works in the editor; a new file is a ``CreateFile`` that
+  never overwrites, then its text — refused, saying so, to a client that did
+  not announce ``resourceOperations`` with ``create``); the accept use case in core then
   waits until the edit comes back as ``didChange`` and records it. A client
   that did not announce ``workspace.applyEdit`` is never sent one: the answer
   says to use the code action, which carries the edit. Edits are always
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.editor import Applied
 from remora_core.front.disk_editor import DiskEditor
+from remora_core.front.errors import CannotApply
 from remora_core.front.locations import file_uri
 from remora_core.text import LineIndex
 
@@ -50,23 +53,64 @@ log = logging.getLogger(__name__)
 
 ASK_USER_REQUEST = "remora/askUser"
 EventView = Callable[["StoredEvent"], None]
+NO_CREATE = (
+    "this editor cannot create files from the server (it did not announce "
+    "workspace.workspaceEdit.resourceOperations with 'create'): accept it from "
+    "the command line (remora accept), which writes the new file"
+)
 NO_APPLY_EDIT = (
     "this editor takes no edits from the server (it did not announce "
     "workspace.applyEdit): choose the code action Accept, which carries the edit"
 )
 
 
+def can_create(ls: RemoraLanguageServer) -> bool:
+    """Whether the client applies ``CreateFile`` in a workspace edit
+    (``workspace.workspaceEdit.resourceOperations`` holds ``create``).
+    """
+    workspace = ls.client_capabilities.workspace
+    edit = workspace.workspace_edit if workspace else None
+    operations = edit.resource_operations if edit else None
+    return bool(operations and types.ResourceOperationKind.Create in operations)
+
+
+def refuse_creation(ls: RemoraLanguageServer) -> None:
+    """:class:`CannotApply` when this client cannot create files."""
+    if not can_create(ls):
+        raise CannotApply(NO_CREATE)
+
+
 def workspace_edit(
     ls: RemoraLanguageServer, root: Path | None, files: Sequence[FileEdit]
 ) -> types.WorkspaceEdit:
-    """One versioned ``WorkspaceEdit`` over every file's edits."""
-    changes = []
+    """One versioned ``WorkspaceEdit`` over every file's edits (a new file:
+    ``CreateFile``, then its text as an edit of the empty document).
+    """
+    changes: list[
+        types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+    ] = []
     for file in files:
+        if file.create:
+            changes.append(
+                types.CreateFile(
+                    uri=file_uri(root, file.path),
+                    options=types.CreateFileOptions(
+                        overwrite=False, ignore_if_exists=False
+                    ),
+                )
+            )
         lines = LineIndex(file.before)
         edits = []
         for edit in file.edits:
             start = lines.position(edit.start_byte, ls.encoding)
             end = lines.position(edit.end_byte, ls.encoding)
+            if file.create and edit.end_byte >= len(file.before):
+                # A new file's text ends at the start of the next line: Neovim
+                # loads the empty file as one empty line and would keep it
+                # after the text (a newline too many, never the proposal);
+                # this end tells it the text replaces that line with its end
+                # of line. VS Code clamps it to the end, as LSP says.
+                end = (end[0] + 1, 0)
             edits.append(
                 types.TextEdit(
                     range=types.Range(
@@ -125,6 +169,8 @@ class LspEditor:
         workspace = self.ls.client_capabilities.workspace
         if not (workspace and workspace.apply_edit):
             return Applied(False, NO_APPLY_EDIT)
+        if any(file.create for file in files) and not can_create(self.ls):
+            return Applied(False, NO_CREATE)
         result = await self.ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(
                 edit=workspace_edit(self.ls, self.root, files), label=label
@@ -166,15 +212,23 @@ class ControlEditor:
         self.disk = DiskEditor(app.root)
 
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
-        """The editor's buffers for open files, else the files themselves."""
+        """The editor's buffers for open files, else the files themselves.
+
+        The files on disk are checked first and written last: the editor (or
+        the person) may refuse its part, and then nothing is written — one
+        edit across both stays all or nothing unless the disk fails between
+        its check and its write.
+        """
         documents = self.app.documents
         open_files = [f for f in files if documents.get(f.path) is not None]
         on_disk = [f for f in files if documents.get(f.path) is None]
-        if on_disk:
-            written = await self.disk.apply(on_disk, label)
-            if not written.applied or not open_files:
-                return written
-        return await self.editor.apply(open_files, label)
+        if on_disk and (problem := await self.disk.check(on_disk)) is not None:
+            return Applied(False, problem)
+        if open_files:
+            applied = await self.editor.apply(open_files, label)
+            if not applied.applied or not on_disk:
+                return applied
+        return await self.disk.apply(on_disk, label)
 
     async def ask(self, question: Question) -> str | None:
         """Through the editor."""

@@ -34,7 +34,7 @@ from remora_core.trust import (
     Trust,
     TrustStore,
     host_of,
-    origin,
+    model_origins,
     repository_wants,
 )
 
@@ -142,10 +142,9 @@ class EditorTrust:
         """The trust of the project at ``root`` with ``settings`` (as decided now)."""
         self.wants[root] = repository_wants(root, settings.repository)
         trusted, _who = self.decided(root)
-        found = origin(settings.person_model.base_url)
         return Trust(
             trusted=trusted is True,
-            person_origins=frozenset({found} if found else ()),
+            person_origins=model_origins(settings.person_model),
             approvals=KeyApprovals(
                 root,
                 self.store,

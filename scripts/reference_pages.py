@@ -195,15 +195,15 @@ def command_section(entry: Command, writer: TypeWriter) -> list[str]:
     return lines
 
 
-def shapes_section(writer: TypeWriter) -> list[str]:
+SHAPES_INTRO = (
+    "The objects in arguments and answers. A key marked *optional* may be "
+    "absent; `null` is a value."
+)
+
+
+def shapes_section(writer: TypeWriter, intro: str = SHAPES_INTRO) -> list[str]:
     """Every shape the commands link to, and the shapes those link to."""
-    lines = [
-        "## Shapes",
-        "",
-        "The objects in arguments and answers. A key marked *optional* may be "
-        "absent; `null` is a value.",
-        "",
-    ]
+    lines = ["## Shapes", "", intro, ""]
     done: set[type] = set()
     names: dict[str, type] = {}
     while len(done) < len(writer.linked):
@@ -301,6 +301,8 @@ def settings_page() -> str:
         else:
             lines += [f"## `{name}` {{#{name}}}", ""]
             lines += setting(name, field, docs.get(name), writer)
+    if writer.linked:  # the items of list settings (``model.endpoints``)
+        lines += shapes_section(writer, "The items of list settings.")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -30,6 +30,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -39,6 +40,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
 )
 
 from remora_core.bounded_yaml import SHOWN_CHARS, load_yaml
@@ -52,6 +54,38 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MAX_ENDPOINTS = 32
+"""Endpoints one model may list (``model.endpoints``)."""
+
+
+def _usable_url(url: str) -> str:
+    """``url`` if requests can go there (``http(s)://host[:port]/...``)."""
+    try:
+        parts = urlsplit(url.strip())
+        usable = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        _port = parts.port  # a bad port raises
+    except ValueError:
+        usable = False
+    if not usable:
+        raise ValueError(
+            f"{url[:SHOWN_CHARS]!r} is not an http(s) URL; give one like "
+            "http://127.0.0.1:8000/v1"
+        )
+    return url.strip()
+
+
+class EndpointSettings(_Section):
+    """One server of the model (``model.endpoints``)."""
+
+    base_url: str
+    """Its OpenAI-compatible URL, e.g. ``http://gpu-1:8000/v1``."""
+    max_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    """Requests it may answer at once (its parallel slots); ``None``:
+    ``model.max_concurrency``."""
+
+    _url = field_validator("base_url")(_usable_url)
+
+
 class ModelSettings(_Section):
     """Which model the agents talk to."""
 
@@ -62,6 +96,19 @@ class ModelSettings(_Section):
     or ``http://127.0.0.1:11434/v1`` (Ollama); ``None``: the embedded model."""
     name: str | None = None
     """The model the endpoint should run (its name there)."""
+    endpoints: list[EndpointSettings] = Field(
+        default_factory=list, max_length=MAX_ENDPOINTS
+    )
+    """Several servers of the same model (replicas behind no router, or
+    several routers): each request goes to the one with the fewest requests
+    in flight that has a free slot; one that refuses a connection or times
+    out is set aside and tried again later. When set, ``base_url`` is not
+    used. The key goes to each only under the rules of ``base_url``."""
+    max_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    """Requests one endpoint may answer at once (its parallel slots, e.g.
+    vLLM's ``--max-num-seqs``), for each endpoint without its own; ``None``:
+    no limit but ``agents.max_concurrency``. When every endpoint has a limit,
+    runs beyond their sum wait as queued."""
     api_key_env: str | None = None
     """Name of the environment variable holding the key (never the key itself)."""
     protocol: Literal["tools", "fenced"] | None = None
@@ -87,6 +134,36 @@ class ModelSettings(_Section):
     import the agent kernel and, when agents use the embedded model, start it
     (~0.7 GB of memory while the server runs). An endpoint is never contacted
     before an agent runs."""
+
+    @field_validator("endpoints")
+    @classmethod
+    def _distinct(cls, endpoints: list[EndpointSettings]) -> list[EndpointSettings]:
+        urls = [endpoint.base_url.rstrip("/") for endpoint in endpoints]
+        twice = sorted({url for url in urls if urls.count(url) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(twice)} more than once")
+        return endpoints
+
+    def servers(self) -> list[tuple[str, int | None]]:
+        """(URL, slots) of every endpoint: ``endpoints`` if set, else
+        ``base_url`` (none when neither is set).
+        """
+        if self.endpoints:
+            return [
+                (e.base_url, e.max_concurrency or self.max_concurrency)
+                for e in self.endpoints
+            ]
+        return [(self.base_url, self.max_concurrency)] if self.base_url else []
+
+    def slots(self) -> int | None:
+        """Requests the model's servers answer at once together (None: no
+        limit known: the embedded model, or a server without one).
+        """
+        servers = self.servers()
+        if self.provider == "local" or not servers:
+            return None
+        limits = [slots for _url, slots in servers if slots is not None]
+        return sum(limits) if len(limits) == len(servers) else None
 
 
 class AgentSettings(_Section):
@@ -220,6 +297,12 @@ class LimitSettings(_Section):
     history_bytes: int = Field(default=1_000_000, ge=1_000)
     """Chat history kept per agent (JSON bytes; oldest turns dropped first),
     on top of ``agents.history_messages``."""
+    project_rules_chars: int = Field(default=8_000, ge=0)
+    """Characters of the project's rules (``AGENTS.md``, ``.remora/rules.md``)
+    put in every agent's prompt; the rest is cut with a note (0: none)."""
+    node_instructions_chars: int = Field(default=4_000, ge=100)
+    """Characters of a person's standing instructions for one node
+    (``remora.node.instructions.set``); longer ones are refused."""
 
 
 class ReviewSettings(_Section):
@@ -262,7 +345,12 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 def _drop(raw: dict[str, Any], location: tuple[Any, ...]) -> None:
     """Remove the key at ``location`` (as pydantic reports it) from ``raw``."""
     target: Any = raw
-    for key in location[:-1]:
+    for depth, key in enumerate(location[:-1]):
+        if isinstance(target, list):
+            # Inside a list item (``model.endpoints.1.base_url``): a bad
+            # item invalidates the list, which falls back to its default.
+            _drop(raw, location[:depth])
+            return
         if not isinstance(target, dict) or key not in target:
             return
         target = target[key]

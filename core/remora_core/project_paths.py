@@ -127,6 +127,43 @@ def read_project_file(
     return data
 
 
+def read_project_head(
+    root: Path,
+    relative: str,
+    max_bytes: int,
+    secrets: list[str] | tuple[str, ...] = (),
+) -> tuple[bytes, int]:
+    """The first ``max_bytes`` bytes of the project file ``relative`` and its
+    whole size, read as safely as :func:`read_project_file` (a file named by
+    the repository, such as ``AGENTS.md``, read in part however large it
+    is): :class:`PathRefused` or :class:`SourceSkipped` (not a regular file,
+    binary) otherwise. The head may end inside a UTF-8 character.
+    """
+    if is_secret(relative, secrets):
+        raise PathRefused(f"{relative!r} matches secrets.exclude; access refused")
+    real = real_project_file(root, relative, secrets)
+    try:
+        fd = os.open(real, _OPEN_FLAGS)
+    except OSError as error:
+        raise SourceSkipped(f"cannot be read ({error.strerror or error})") from None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise SourceSkipped("is not a regular file")
+        _check_opened(fd, root.resolve(), relative)
+        chunks: list[bytes] = []
+        left = max_bytes
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if b"\x00" in data:
+        raise SourceSkipped("looks binary (contains a NUL byte)")
+    return data, max(found.st_size, len(data))
+
+
 def _check_opened(fd: int, home: Path, relative: str) -> None:
     """:class:`PathRefused` if the file open at ``fd`` is not inside ``home``
     (a folder on the way swapped for a link after resolving). Where the

@@ -11,7 +11,8 @@ A repository is untrusted input (DESIGN §12). Until the person trusts it:
 Trusted or not, the repository can never name the environment variable the
 key is read from (``config.py`` drops ``model.api_key_env`` from its files), and
 the key is sent only to an origin (``scheme://host:port``) the person
-configured outside the repository, or one the person approved for this
+configured outside the repository (``model.base_url`` or one of
+``model.endpoints`` in their own settings), or one the person approved for this
 project (:class:`KeyApprovals`: asked once, remembered per project and origin
 in :class:`TrustStore`, revocable). A request to any other origin goes without
 the key.
@@ -67,6 +68,14 @@ def origin(url: str | None) -> str | None:
     if ":" in host:  # IPv6
         host = f"[{host}]"
     return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def model_origins(model: ModelSettings) -> frozenset[str]:
+    """The origins of every URL ``model`` names: ``base_url`` and each of
+    ``endpoints`` (the person's own settings: their key may go to each).
+    """
+    urls = [model.base_url, *(endpoint.base_url for endpoint in model.endpoints)]
+    return frozenset(found for url in urls if (found := origin(url)) is not None)
 
 
 def host_of(url_or_origin: str) -> str:
@@ -128,6 +137,10 @@ def repository_wants(root: Path | None, settings: dict[str, Any]) -> RepositoryW
     model_keys = sorted(model) if isinstance(model, dict) else []
     if isinstance(model, dict) and isinstance(model.get("base_url"), str):
         hosts.append(host_of(model["base_url"]))
+    endpoints = model.get("endpoints") if isinstance(model, dict) else None
+    for endpoint in endpoints if isinstance(endpoints, list) else ():
+        if isinstance(endpoint, dict) and isinstance(endpoint.get("base_url"), str):
+            hosts.append(host_of(endpoint["base_url"]))
     bundle_root = remora / "bundles"
     for directory in _listed(bundle_root, "*"):
         path = bundle_root / directory
@@ -355,10 +368,9 @@ class Trust:
     @classmethod
     def for_settings(cls, model: ModelSettings, *, trusted: bool = False) -> Trust:
         """Trust for settings that are all the caller's own (an API, a test):
-        the key may go to their ``base_url``.
+        the key may go to their ``base_url`` and ``endpoints``.
         """
-        found = origin(model.base_url)
-        return cls(trusted, frozenset({found} if found else ()))
+        return cls(trusted, model_origins(model))
 
     async def may_send_key(self, url: str, variable: str) -> bool:
         """Whether the key from ``variable`` may go with a request to ``url``."""
@@ -410,10 +422,9 @@ class RememberedTrust:
         """The trust of ``root`` whose person's model settings are ``model``;
         the key goes to the person's own endpoint or one approved before.
         """
-        found = origin(model.base_url)
         return Trust(
             trusted=self.store.get(root).trusted is True,
-            person_origins=frozenset({found} if found else ()),
+            person_origins=model_origins(model),
             approvals=KeyApprovals(root, self.store, None),
         )
 

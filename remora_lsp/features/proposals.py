@@ -2,7 +2,10 @@
 
 - A pending proposal is also a diagnostic on its node's definition line
   (``remora_lsp/diagnostics.py``).
-- Code actions on that line: "Accept: …" (a versioned ``WorkspaceEdit``, built
+- Code actions on that line (a change set's: on each of its members' nodes;
+  a new file's: on the node that asked for it): "Accept: …" (a versioned
+  ``WorkspaceEdit`` — across every file of a set, a new file as
+  ``CreateFile`` plus its text, refused to a client that cannot create files, built
   lazily through ``codeAction/resolve`` when the client can, plus the command
   ``remora.proposal.accept {proposal_id, edit_applied: true}``: the editor
   applies the edit, so the command only waits for the ``didChange`` carrying
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from remora_core.front.errors import CannotApply
 
-from remora_lsp.editor import workspace_edit
+from remora_lsp.editor import NO_CREATE, can_create, refuse_creation, workspace_edit
 from remora_lsp.features.inline_ids import inline_id_action
 
 if TYPE_CHECKING:
@@ -82,11 +85,18 @@ class ActionSupport:
         )
 
 
+def _creates(proposal: Proposal) -> bool:
+    """Whether accepting ``proposal`` creates a file."""
+    return any(member.kind == "new_file" for member in proposal.members)
+
+
 def _accept_edit(
     ls: RemoraLanguageServer, app: RemoraApp, proposal: Proposal
 ) -> types.WorkspaceEdit:
     """The edit of an "Accept" action (its result is written down first)."""
-    return workspace_edit(ls, app.root, [app.proposals.plan(proposal)])
+    if _creates(proposal):
+        refuse_creation(ls)  # before planning: nothing written down for it
+    return workspace_edit(ls, app.root, app.proposals.plan(proposal))
 
 
 def _accept_action(
@@ -101,7 +111,7 @@ def _accept_action(
     """
     proposal_id = {"proposal_id": proposal.id}
     action = types.CodeAction(
-        title=f"Accept: {app.proposals.headline(proposal)}",
+        title=f"Accept: {app.proposals.title(proposal)}",
         kind=types.CodeActionKind.QuickFix,
         is_preferred=True if support.preferred else None,
         tags=tags,
@@ -113,6 +123,8 @@ def _accept_action(
             f"decided in the editor of the Remora server that owns "
             f"this project's store ({owner})"
         )
+    elif _creates(proposal) and not can_create(ls):
+        why_not = NO_CREATE  # said at once, before any resolve
     elif not support.resolves_edits:
         try:
             action.edit = _accept_edit(ls, app, proposal)
@@ -148,8 +160,12 @@ def code_actions(
     tags = [types.CodeActionTag.LlmGenerated] if support.tags else None
     actions: list[types.CodeAction | types.Command] = []
     for proposal in pending:
-        node = app.nodes.get(proposal.node_id)
-        if node is None or not first <= node.name_span.start_line <= last:
+        lines = [
+            node.name_span.start_line
+            for node_id in app.proposals.anchors(proposal, path)
+            if (node := app.nodes.get(node_id)) is not None
+        ]
+        if not any(first <= line <= last for line in lines):
             continue
         argument = {"proposal_id": proposal.id}
         titled = [
@@ -157,7 +173,7 @@ def code_actions(
             ("Show diff", "remora.proposal.diff"),
         ]
         if not support.literals:  # commands only: the server applies the edit
-            title = f"Accept: {app.proposals.headline(proposal)}"
+            title = f"Accept: {app.proposals.title(proposal)}"
             titled.insert(0, (title, "remora.proposal.accept"))
             actions += [
                 types.Command(title=t, command=c, arguments=[argument])

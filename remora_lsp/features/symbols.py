@@ -77,8 +77,11 @@ def register(server: RemoraLanguageServer) -> None:
             lines = cache(app.documents.lines)
             # Results crowd into few files: a path's URI is built once.
             uri = cache(partial(ls.projects.uri, app))
-            for node in app.nodes.search(params.query, WORKSPACE_SYMBOL_LIMIT):
-                parent = app.nodes.get(node.parent_id) if node.parent_id else None
+            nodes = app.nodes.search(params.query, WORKSPACE_SYMBOL_LIMIT)
+            # Not loading a file per parent while the graph loads.
+            parents = app.nodes.peek([n.parent_id for n in nodes if n.parent_id])
+            for node in nodes:
+                parent = parents.get(node.parent_id) if node.parent_id else None
                 container = parent.qualified_name if parent else None
                 found.append(
                     symbol_information_json(

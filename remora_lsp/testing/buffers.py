@@ -5,8 +5,9 @@ incremental ``didChange`` (positions in the client's encoding: UTF-8 for
 Neovim, UTF-16 for VS Code) and to ``text``. :func:`apply_workspace_edits`
 makes the client answer ``workspace/applyEdit`` as an editor does: the edit
 lands in the open buffer (a file not yet open is opened first, like VS Code),
-then ``didChange`` goes to the server. Nothing is saved to disk, as in an
-editor before the person saves.
+then ``didChange`` goes to the server; a ``CreateFile`` creates the empty file
+on disk (never over an existing one) and its text arrives as an edit of it.
+Nothing is saved to disk, as in an editor before the person saves.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ class Buffer:
 def apply_edits(buffer: Buffer, edit: dict) -> None:
     """Apply a WorkspaceEdit (JSON) the way an editor does: buffer, then didChange."""
     for change in edit["documentChanges"]:
-        assert change["textDocument"]["version"] == buffer.version
+        version = change["textDocument"]["version"]
+        assert version is None or version == buffer.version
         # Every edit's range is in the text before any of them (LSP): applied
         # last first, each leaves the ranges before it where they were.
         ordered = sorted(
@@ -180,6 +182,32 @@ def apply_edits(buffer: Buffer, edit: dict) -> None:
                 (end["line"], end["character"]),
                 text_edit["newText"],
             )
+
+
+def _refused_creation(changes: list[dict]) -> str | None:
+    """Why a ``CreateFile`` of the edit cannot be applied (the file exists and
+    may not be overwritten), or None.
+    """
+    for change in changes:
+        if change.get("kind") != "create":
+            continue
+        options = change.get("options") or {}
+        path = Path(unquote(urlparse(change["uri"]).path))
+        if path.exists() and not (
+            options.get("overwrite") or options.get("ignoreIfExists")
+        ):
+            return f"{path.name} exists already"
+    return None
+
+
+def _create(document_uri: str) -> None:
+    """Create an empty file, as an editor does for ``CreateFile`` (its text
+    follows as an edit of the new, empty document).
+    """
+    path = Path(unquote(urlparse(document_uri).path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_bytes(b"")
 
 
 def buffer_for(client: Any, document_uri: str) -> Buffer:
@@ -204,7 +232,14 @@ def apply_workspace_edits(client: Any) -> list[dict]:
     def apply_edit(params: types.ApplyWorkspaceEditParams):
         edit = converter.unstructure(params.edit)
         received.append(edit)
-        for change in edit.get("documentChanges") or []:
+        changes = edit.get("documentChanges") or []
+        refused = _refused_creation(changes)
+        if refused is not None:  # checked first: an editor applies all or nothing
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=refused)
+        for change in changes:
+            if change.get("kind") == "create":
+                _create(change["uri"])
+                continue
             buffer = buffer_for(client, change["textDocument"]["uri"])
             expected = change["textDocument"].get("version")
             if expected is not None and expected != buffer.version:

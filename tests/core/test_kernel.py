@@ -166,3 +166,72 @@ async def test_a_method_sees_its_source_and_others_at_column_zero(shop):
     assert "def checkout(self):\n    subtotal = total(self.items)\n" in read
     (proposed,) = of_type(events, "rewrite_proposed")
     assert "+        return len(self.items)" in proposed.diff
+
+
+TESTS_OF_TOTAL = """from shop import total
+
+
+def test_total():
+    assert total([1, 2]) == 3"""
+NEW_TAX = """def tax(amount, rate=0.2):
+    return round(amount * rate, 2)"""
+
+
+async def test_fenced_create_file_makes_a_new_file_proposal(shop):
+    shop.server.reply_text(
+        f"Tests for total.\nCREATE_FILE: tests/test_shop.py\n```python\n"
+        f"{TESTS_OF_TOTAL}\n```\n"
+    )
+    project = await shop.start(model={"protocol": "fenced", "stream": shop.stream})
+    events = await shop.ask("total", "Write tests for yourself.")
+
+    assert "CREATE_FILE: <path>" in shop.server.requests[0]["messages"][0]["content"]
+    called = of_type(events, "tool_called")[0]
+    assert called.tool == "create_file"
+    assert called.arguments["path"] == "tests/test_shop.py"
+    proposed = of_type(events, "rewrite_proposed")[0]
+    proposal = project.agents.services.proposals.get(proposed.proposal_id)
+    assert proposal.kind == "new_file" and proposal.reasoning == "Tests for total."
+    assert proposal.new_source == TESTS_OF_TOTAL + "\n"
+    assert not (shop.root / "tests").exists()
+
+
+async def test_fenced_change_blocks_make_one_change_set(shop):
+    await shop.start(model={"protocol": "fenced"})
+    reply = (
+        f"SUMMARY: round the tax\nCHANGE {shop.id('tax')}\n```python\n{NEW_TAX}\n```\n"
+        f"CHANGE tests/test_tax.py\n```python\nfrom shop import tax\n\n\n"
+        "def test_tax():\n    assert tax(10) == 2.0\n```\n"
+    )
+    shop.server.reply_text(reply)
+    events = await shop.ask("tax", "Round the tax, with a test.")
+
+    called = of_type(events, "tool_called")[0]
+    assert called.tool == "propose_changes"
+    proposed = of_type(events, "rewrite_proposed")[0]
+    proposal = shop.project.agents.services.proposals.get(proposed.proposal_id)
+    assert proposal.kind == "change_set" and proposal.summary == "round the tax"
+    assert [(m.path, m.kind) for m in proposal.members] == [
+        ("shop.py", "rewrite"),
+        ("tests/test_tax.py", "new_file"),
+    ]
+
+
+async def test_a_fenced_line_naming_a_tool_the_bundle_lacks_does_nothing(shop):
+    """A docstring agent (no message_node, no search_nodes in its bundle) that
+    writes MESSAGE and SEARCH lines sends no message and searches nothing; the
+    model is told the search is not one of its tools.
+    """
+    await shop.start(model={"protocol": "fenced"}, bundles={"function": "docstring"})
+    tax_id = shop.id("tax")
+    shop.server.reply_text(f"MESSAGE {tax_id}: please round\nSEARCH: tax")
+    shop.server.reply_text("Nothing to change.")
+    events = await shop.ask("total", "Coordinate with tax.")
+
+    assert not of_type(events, "agent_message")
+    assert not [e for e in of_type(events, "tool_called") if e.tool != "ask_user"]
+    assert (
+        "search_nodes is not one of your tools"
+        in shop.server.messages(1)[-1]["content"]
+    )
+    assert of_type(events, "agent_completed")

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from remora_core.agents import local
 from remora_core.agents.local import (
+    MODEL_NICE,
     LocalModel,
     LocalModelUnavailable,
     assemble_weights,
@@ -219,6 +220,9 @@ async def test_real_model_answers_and_stops_cleanly(model, capfd):
     assert url.endswith("/v1")
     pid = model.pid
     assert pid is not None
+    # It runs at a lower priority than ours: the editor gets the CPU first.
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, ours + MODEL_NICE)
 
     listed = await asyncio.to_thread(http, f"{url}/models")
     assert model.model_name in [entry["id"] for entry in listed["data"]]

@@ -12,6 +12,7 @@ edits rename, add, remove and move definitions.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sysconfig
 from pathlib import Path
@@ -64,10 +65,10 @@ WORDS = [
 SETTINGS = validate({"discovery": {"workers": 1}})[0]
 
 
-def _queries(project: Project) -> list[str]:
+def _queries(project: Project, some_id: str | None = None) -> list[str]:
     """Every prefix of :data:`WORDS` as typed, plus ids, spaces and case."""
     typed = [word[:end] for word in WORDS for end in range(1, len(word) + 1)]
-    some_id = next(iter(project.graph.active())).id
+    some_id = some_id or next(iter(project.graph.active())).id
     ids = [some_id[:end] for end in range(1, len(some_id) + 1)]
     return [*typed, *ids, "  Get ", "GET", "e.p", "py", "/", "rm_zz"]
 
@@ -139,3 +140,163 @@ async def test_the_name_index_follows_edits(tmp_path: Path):
         assert [n.qualified_name for n in project.search("renamed_build", 5)] == []
     finally:
         await project.close()
+
+
+def _warm_answers(project: Project) -> dict[tuple[str, int], list[str]]:
+    """Every query's answer, asked before the graph is loaded."""
+    answers = {}
+    some_id = project.graph.file_node("copy2/http/client.py").id  # one file loaded
+    for query in _queries(project, some_id):
+        for limit in (7, 500):
+            answers[query, limit] = [n.id for n in project.search(query, limit)]
+    return answers
+
+
+def _scanned_differences(
+    project: Project, answers: dict[tuple[str, int], list[str]]
+) -> list[str]:
+    """Queries whose earlier answer differs from scanning every node now."""
+    found = []
+    for (query, limit), ids in answers.items():
+        scanned = [n.id for n in search_nodes(project.graph.active(), query, limit)]
+        if ids != scanned:
+            found.append(f"{query!r} (limit {limit}): {len(ids)} != {len(scanned)}")
+    return found
+
+
+async def test_a_warm_start_searches_the_stored_names_as_the_whole_index(
+    tmp_path: Path, monkeypatch
+):
+    """A warm start answers symbol searches at once from the names kept in
+    the store (``index/symbol_snapshot.py``) for the files not loaded yet and
+    from the live index for the others (changed on disk meanwhile, open and
+    edited, or changed in the store since the names were kept): every answer
+    is the one scanning every node gives.
+    """
+    from remora_core.index import code_index, graph_loading
+
+    # The graph stays partly loaded while the searches are asked.
+    def slow_fill(graph, start, **options):
+        return graph_loading.fill_graph(graph, start, **{**options, "delay": 3600})
+
+    _workspace(tmp_path)
+    cold = Project(tmp_path, SETTINGS)
+    await cold.start()
+    try:
+        assert await cold.ready()
+        assert await cold.app.indexed()
+        names = cold.index.stored_names
+        await asyncio.wait_for(names.written.wait(), 120)  # once the graph is whole
+    finally:
+        await cold.close()
+
+    monkeypatch.setattr(code_index, "fill_graph", slow_fill)
+    changed = tmp_path / "copy1" / "unicode_names.py"
+    changed.write_text(UNICODE.replace("ΣΥΝΟΛΟ", "decimal_sum"), encoding="utf-8")
+    for start in ("changed on disk", "changed in the store since"):
+        warm = Project(tmp_path, SETTINGS)
+        await warm.start()
+        try:
+            assert await warm.ready()
+            assert await warm.app.indexed()
+            graph = warm.graph
+            assert graph.snapshot is not None, start
+            assert not graph.complete, start
+            if start == "changed on disk":
+                path = "copy2/json/decoder.py"
+                text = (tmp_path / path).read_text(encoding="utf-8")
+                warm.open_document(path, 1, text)
+                warm.change_document(
+                    path,
+                    2,
+                    [TextChange(text + "\n\ndef decimal_json():\n    return 1\n")],
+                    PositionEncoding.UTF16,
+                )
+            answers = _warm_answers(warm)
+            assert not graph.complete, f"{start}: a search loaded the whole graph"
+            assert _scanned_differences(warm, answers) == [], start
+            # The edit is gone with the editor's buffer (never saved).
+            edited = ["decimal_json"] if start == "changed on disk" else []
+            assert [n.name for n in warm.search("decimal_", 5)] == [
+                "decimal_sum",
+                *edited,
+            ]
+        finally:
+            await warm.close()
+
+
+def _damaged(good: bytes) -> dict[str, bytes]:
+    """Stored names a hostile or broken store could hold."""
+    from remora_core.index.symbol_snapshot import _HEADER, _LENGTH, _sections
+
+    count, file_count, sections = _sections(good)
+    # The names' postings (section 12) pointing past every node.
+    sections[12] = b"\xf0\xff\xff\xff" * (len(sections[12]) // 4)
+    header = _HEADER.pack(good[:16], count, file_count)
+    scrambled = header + b"".join(_LENGTH.pack(len(s)) + s for s in sections)
+    return {
+        "garbage": b"\x00garbage" * 100,
+        "cut short": good[: len(good) // 2],
+        "numbers pointing nowhere": scrambled,
+    }
+
+
+async def test_damaged_stored_names_are_not_used_and_are_built_again(
+    tmp_path: Path, monkeypatch
+):
+    """Stored names that are not whole or sound (the store sits in the
+    project, which may be hostile) are never trusted: searches still rank as
+    scanning every node, and the names are stored again once the graph is
+    whole.
+    """
+    import sqlite3
+
+    from remora_core.index import code_index, graph_loading
+
+    _workspace(tmp_path)
+    cold = Project(tmp_path, SETTINGS)
+    await cold.start()
+    try:
+        assert await cold.app.indexed()
+        await asyncio.wait_for(cold.index.stored_names.written.wait(), 120)
+    finally:
+        await cold.close()
+    database = tmp_path / ".remora" / "remora.db"
+
+    def stored() -> bytes:
+        with sqlite3.connect(database) as db:
+            return db.execute("SELECT data FROM symbol_snapshot").fetchone()[0]
+
+    good = stored()
+    real_fill = graph_loading.fill_graph
+
+    def slow_fill(graph, start, **options):
+        return real_fill(graph, start, **{**options, "delay": 3600})
+
+    for damage, data in _damaged(good).items():
+        with sqlite3.connect(database) as db:
+            db.execute("UPDATE symbol_snapshot SET data = ?", (data,))
+        monkeypatch.setattr(code_index, "fill_graph", slow_fill)
+        warm = Project(tmp_path, SETTINGS)
+        await warm.start()
+        try:
+            assert await warm.app.indexed()
+            answers = {}
+            some_id = warm.graph.file_node("copy2/http/client.py").id
+            for query in _queries(warm, some_id)[::3]:
+                answers[query, 50] = [n.id for n in warm.search(query, 50)]
+            assert _scanned_differences(warm, answers) == [], damage
+        finally:
+            await warm.close()
+        assert stored() == data, "nothing stored while the graph was not whole"
+    monkeypatch.setattr(code_index, "fill_graph", real_fill)
+    warm = Project(tmp_path, SETTINGS)
+    await warm.start()
+    try:
+        assert await warm.app.indexed()
+        await asyncio.wait_for(warm.index.stored_names.written.wait(), 120)
+    finally:
+        await warm.close()
+    from remora_core.index.symbol_snapshot import SymbolSnapshot
+
+    assert SymbolSnapshot(stored()).files == SymbolSnapshot(good).files

@@ -442,7 +442,8 @@ async def test_checkpoint_restore_brings_agent_state_back_and_writes_no_file(
 
 def checkpoint_in_the_old_shape(database: Path, checkpoint_id: str) -> None:
     """Store the checkpoint's pending proposals as a checkpoint taken before
-    migration 8 did: ``SELECT *`` rows as bare lists, without ``checks``.
+    migration 8 did: ``SELECT *`` rows as bare lists, without ``checks`` (nor
+    the ``parts`` of migration 12).
     """
     with contextlib.closing(sqlite3.connect(database)) as db, db:
         (manifest,) = db.execute(
@@ -453,9 +454,9 @@ def checkpoint_in_the_old_shape(database: Path, checkpoint_id: str) -> None:
             "SELECT body FROM blobs WHERE hash = ?", (manifest["proposals"],)
         ).fetchone()
         part = json.loads(body)
-        assert part["columns"][-1] == "checks" and part["rows"]
+        assert part["columns"][-2:] == ["checks", "parts"] and part["rows"]
         old = json.dumps(
-            [row[:-1] for row in part["rows"]], separators=(",", ":"), sort_keys=True
+            [row[:-2] for row in part["rows"]], separators=(",", ":"), sort_keys=True
         ).encode()
         digest = hashlib.sha256(old).hexdigest()
         db.execute(

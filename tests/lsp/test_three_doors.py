@@ -118,6 +118,12 @@ CASES: list[tuple[str, Args]] = [
     ),
     ("remora.node.mute", lambda w: {"node_id": ORDER}),
     ("remora.node.unmute", lambda w: {"node_id": ORDER}),
+    (
+        "remora.node.instructions.set",
+        lambda w: {"node_id": ORDER, "text": "Keep prices in integer cents."},
+    ),
+    ("remora.node.instructions.set", lambda w: {"node_id": ORDER, "text": "x" * 5000}),
+    ("remora.node.get", lambda w: {"node_id": ORDER}),
     ("remora.trust.get", lambda w: {}),
     ("remora.trust.set", lambda w: {"trusted": False, "uri": w.uri("pkg")}),
     ("remora.trust.revoke", lambda w: {}),

@@ -179,3 +179,36 @@ async def test_with_an_editor_open_the_proposal_goes_through_its_server(
             assert shown[0].source == "remora"
             assert buffer.text == before
     assert (workspace / "pkg/service.py").read_text(encoding="utf-8") == before
+
+
+async def test_a_new_file_asked_through_mcp_is_listed_never_created(
+    workspace, person_files
+):
+    from remora_lsp.testing.replies import text, tool_call
+
+    content = "def test_helper():\n    assert True\n"
+    with ModelServer() as model:
+        model.on(
+            "write a test",
+            tool_call(
+                "create_file",
+                {"path": "tests/test_helper.py", "content": content, "reason": "t"},
+            ),
+            text("Proposed."),
+        )
+        async with (
+            start_session("neovim", workspace, model_settings(model)),
+            host_client(workspace) as client,
+        ):
+            asked = result_of(
+                await client.call_tool(
+                    "ask_node", {"node": HELPER, "message": "write a test"}
+                )
+            )
+            [made] = asked["proposals"]
+            listed = result_of(await client.call_tool("list_proposals", {}))
+            [shown] = [p for p in listed if p["id"] == made["proposal_id"]]
+            assert shown["kind"] == "new_file"
+            assert shown["title"] == "create tests/test_helper.py (+2)"
+            assert "+def test_helper():" in made["diff"]
+    assert not (workspace / "tests" / "test_helper.py").exists()

@@ -60,6 +60,8 @@ export interface CardLike {
   /** A person muted it: only their messages wake it. */
   muted?: boolean;
   subscriptions?: Subscription[];
+  /** A person's standing instructions for its agent (Set Node Instructions). */
+  instructions?: string | null;
 }
 
 const ENDS: Record<string, string> = {
@@ -326,7 +328,7 @@ function cardHtml(card: CardLike | undefined, conv: Conversation): string {
   const facts = [card.kind ?? "node", where, `agent ${card.agent_status ?? "?"}`, `${card.pending_proposals ?? 0} pending`, card.usage ? `${card.usage.runs ?? 0} runs, ${costText(card.usage)}` : ""].filter((f) => f);
   const names = (refs: CardLike["callers"]): string => (refs ?? []).map((r) => r.qualified_name ?? r.name ?? r.id ?? "").filter((n) => n).join(", ");
   const wakes = card.subscriptions ? wakesText(card) : "";
-  const rel = [["callers", names(card.callers)], ["callees", names(card.callees)], ["wakes for", wakes]]
+  const rel = [["callers", names(card.callers)], ["callees", names(card.callees)], ["wakes for", wakes], ["instructions", card.instructions ?? ""]]
     .filter(([, v]) => v)
     .map(([k, v]) => `<div class="rel"><span class="muted">${k}:</span> ${escapeHtml(v!)}</div>`)
     .join("");

@@ -11,6 +11,7 @@ import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventForm
 import { RUNS_VIEW, RunsView } from "./runsView";
 import { SessionTally, type StoredTotals } from "./sessionTally";
 import { WakeCommands } from "./wakes";
+import { InstructionCommands } from "./instructions";
 import { RESTART_SETTINGS } from "./settings";
 import { StatusItem } from "./statusBar";
 import { NodeTreeProvider } from "./views";
@@ -52,6 +53,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   context.subscriptions.push(output, events, server, status, conversation, runsView);
   commands.register(context);
   new WakeCommands(commands, events).register(context);
+  new InstructionCommands(commands).register(context);
   const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));
   context.subscriptions.push(vscode.window.registerTreeDataProvider(RUNS_VIEW, runsView));

@@ -7,7 +7,9 @@ proposals (``remora.graph.status`` names them per node), which may be given
 with ids — go to ``remora.proposals.accept``, one edit over every file and one
 result per proposal. The output is one line per proposal (``accepted P:
 applied`` or ``not accepted P: why``), the exit code 1 when any was not
-applied.
+applied. A change set is one id: accepted as a whole (atomically: nothing is
+applied when one of its files changed), or in part with ``--member I``
+(repeatable) where its members' dependencies allow.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ def add_arguments(parser) -> None:
         "proposals", metavar="P", nargs="*", help="proposal ids or unique prefixes"
     )
     parser.add_argument(
+        "--member",
+        metavar="I",
+        type=int,
+        action="append",
+        default=None,
+        help="accept only member I of a change set (repeatable)",
+    )
+    parser.add_argument(
         "--graph-run",
         metavar="G",
         default=None,
@@ -42,7 +52,10 @@ async def run(args, backend) -> int:
         output.tell("remora: accept needs a proposal id or --graph-run G")
         return USAGE_ERROR
     if args.graph_run is None and len(args.proposals) == 1:
-        return _one(args, await _accept_one(backend, args.proposals[0]))
+        return _one(args, await _accept_one(backend, args.proposals[0], args.member))
+    if args.member is not None:
+        output.tell("remora: --member needs exactly one change set id")
+        return USAGE_ERROR
     ids = list(args.proposals)
     if args.graph_run is not None:
         found = await _pending_of_graph_run(backend, args.graph_run)
@@ -59,8 +72,11 @@ async def run(args, backend) -> int:
     return 0 if all(r.get("applied") for r in results) else 1
 
 
-async def _accept_one(backend, proposal_id: str) -> dict:
-    return await backend.call("remora.proposal.accept", {"proposal_id": proposal_id})
+async def _accept_one(backend, proposal_id: str, members: list[int] | None) -> dict:
+    argument: dict = {"proposal_id": proposal_id}
+    if members is not None:
+        argument["members"] = members
+    return await backend.call("remora.proposal.accept", argument)
 
 
 def _one(args, result: dict) -> int:

@@ -1,4 +1,9 @@
-"""``remora proposals [--status S]``: proposals, newest first."""
+"""``remora proposals [--status S]``: proposals, newest first.
+
+A change set is one row (``Change set: add currency (4 definitions in 3
+files, 1 new file)``) and a new file one (``create tests/test_x.py (+24)``);
+``--json`` gives their members.
+"""
 
 from __future__ import annotations
 
@@ -46,16 +51,23 @@ async def run(args, backend) -> int:
             p["status"],
             output.when(p["created_at"]),
             changed_lines(p["diff"]),
-            f"{p['file_path']}::{p.get('node') or p['node_id']}",
+            _what(p),
             (p.get("reasoning") or "").strip().splitlines()[0]
-            if p.get("reasoning")
+            if p.get("reasoning") and p.get("kind") != "change_set"
             else "",
         )
         for p in found
     ]
     output.emit_table(
-        ("PROPOSAL", "STATUS", "MADE", "LINES", "NODE", "WHY"),
+        ("PROPOSAL", "STATUS", "MADE", "LINES", "WHAT", "WHY"),
         rows,
         f"no {status or ''} proposals".replace("  ", " "),
     )
     return 0
+
+
+def _what(proposal: dict) -> str:
+    """The node a proposal changes, or what a set or new file is."""
+    if proposal.get("kind") in ("change_set", "new_file") and proposal.get("title"):
+        return proposal["title"]
+    return f"{proposal['file_path']}::{proposal.get('node') or proposal['node_id']}"

@@ -6,6 +6,9 @@
 | ``context.py`` | ``AgentServices``, ``AgentContext``: what a turn's tools reach |
 | ``prompt.py`` | the system prompt of a node and the turn's input |
 | ``tools.py``, ``toolset.py`` | the core tools, validating their arguments |
+| ``looking.py`` | search, read and references of any node: bounded, no secrets |
+| ``project_rules.py`` | ``AGENTS.md`` / ``.remora/rules.md`` in every prompt, bounded |
+| ``instructions.py`` | a person's standing instructions for one node |
 | ``host.py`` | host functions ``.pym`` tools may call |
 | ``fenced.py``, ``guided.py`` | the ``fenced`` protocol, grammars for small models |
 | ``guarding.py`` | the intent guard applied to an agent's rewrite |

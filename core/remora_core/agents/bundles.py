@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 CORE_TOOLS: tuple[str, ...] = (
     "rewrite_self",
     "propose_new_node",
+    "create_file",
+    "propose_changes",
     "read_node",
     "get_my_callers",
     "get_my_callees",
@@ -55,8 +57,10 @@ CORE_TOOLS: tuple[str, ...] = (
     "kv_get",
     "kv_set",
     "ask_user",
+    "search_nodes",
+    "find_references",
 )
-"""Every core tool an agent can be given (DESIGN §8)."""
+"""Every core tool an agent can be given (DESIGN §8, §15)."""
 
 DEFAULT_BUNDLE = "code_agent"
 """The bundle of every node kind the ``bundles`` setting does not map."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from remora_core.agents.cascade_memory import CascadeSets
 from remora_core.discovery.files import secret_glob
 from remora_core.model import ProposalStatus
 from remora_core.review.definition_edits import at_column_zero
@@ -83,6 +84,8 @@ class AgentServices:
     models: ModelResolver
     verifier: ProposalVerifier | None = None
     """Runs the project's tests on new proposals (``review.run_tests``)."""
+    cascades: CascadeSets = field(default_factory=CascadeSets)
+    """The proposals each cascade made: gathered into one set (``cascade_sets``)."""
 
     def source_of(self, node: CodeNode) -> str:
         """The node's current text ('' if its file cannot be read); never the
@@ -124,6 +127,9 @@ class TurnRecord:
     """Proposals the turn's guard refused (the second one ends the turn)."""
     warned_unused: bool = False
     """A rewrite adding parameters its code never uses was refused once."""
+    wrote_files: list[str] = field(default_factory=list)
+    """``.pym`` tools that wrote to the agent's overlay this turn (their
+    writes become a proposal at the turn's end: ``overlay_proposals.py``)."""
 
 
 @dataclass
@@ -143,6 +149,11 @@ class AgentContext:
     base: Proposal | None = None
     """A pending proposal of an earlier step of the same graph run: the agent
     works on its source (its own proposal supersedes it)."""
+    project_rules: str = ""
+    """The project's ``AGENTS.md`` / ``.remora/rules.md``, bounded
+    (``project_rules.py``), read for this turn."""
+    instructions: str | None = None
+    """A person's standing instructions for this node (``instructions.py``)."""
 
     def own_source(self) -> str:
         """The source the agent works on: its node's, or the pending base's."""

@@ -3,7 +3,8 @@
 They run in the server, on behalf of the agent whose turn runs the script, with
 the same rules as its tools: node sources through the graph, files only inside
 the project and never secrets, writes only to the agent's copy-on-write overlay
-(a person never sees them as edits unless the agent proposes them).
+— never to a file: at the end of the turn they become a proposal the person
+reviews (``overlay_proposals.py``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ if TYPE_CHECKING:
     from remora_core.agents.context import AgentContext
 
 
-def host_functions(context: AgentContext) -> dict[str, Callable[..., Any]]:
-    """The functions a script may declare, bound to this turn."""
+def host_functions(
+    context: AgentContext, tool: str = "a .pym tool"
+) -> dict[str, Callable[..., Any]]:
+    """The functions a script (the tool named ``tool``) may declare, bound to
+    this turn.
+    """
     services, me = context.services, context.agent_id
 
     async def read_node(node_id: str) -> str:
@@ -56,6 +61,8 @@ def host_functions(context: AgentContext) -> dict[str, Callable[..., Any]]:
 
     async def write_file(path: str, content: str) -> None:
         await services.overlay.write(me, path, content.encode("utf-8"))
+        if tool not in context.record.wrote_files:  # proposed at the turn's end
+            context.record.wrote_files.append(tool)
 
     return {
         "read_node": read_node,

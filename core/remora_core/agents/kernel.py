@@ -30,6 +30,7 @@ typing must not burn model time. The chat history is saved after a turn that com
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -59,8 +60,15 @@ from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
 from remora_core.agents.guarding import refused_twice, turn_guard
 from remora_core.agents.guided import keep_code_grammar
+from remora_core.agents.instructions import instructions_of
+from remora_core.agents.overlay_proposals import propose_overlay
+from remora_core.agents.project_rules import read_rules
 from remora_core.agents.prompt import system_prompt, turn_input
-from remora_core.agents.providers import Endpoint, ModelNotConfigured
+from remora_core.agents.providers import (
+    Endpoint,
+    ModelNotConfigured,
+    openai_client_class,
+)
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
@@ -78,6 +86,16 @@ if TYPE_CHECKING:
     from remora_core.swarm.turns import Turn
 
 log = logging.getLogger(__name__)
+
+# The model's client modules load with the kernel, which is imported in a
+# thread (``runtime.py``): the first request of a session would otherwise
+# import them (~1.5 s: the OpenAI SDK) on the event loop, holding every turn.
+for _module in (
+    "pydantic_ai.providers.openai",
+    "remora_core.agents.chat_model",
+):
+    importlib.import_module(_module)
+openai_client_class()
 
 
 class AgentKernel:
@@ -109,6 +127,8 @@ class AgentKernel:
             base=services.proposals.get(base) if base else None,
         )
         context.guard = turn_guard(bundle, turn.events, services.proposals)
+        context.project_rules = read_rules(services.root, services.config)
+        context.instructions = await instructions_of(services.kv, node.id)
         try:
             endpoint = await services.models.endpoint(bundle)
         except ModelNotConfigured as error:
@@ -148,6 +168,9 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
+        # A script's overlay writes become a proposal (a failed turn keeps
+        # them in the overlay: proposed after the next turn a script writes).
+        await propose_overlay(context)
         # The history rides in the transaction of the turn's last event.
         await services.memory.save(
             turn.agent_id, messages, write=turn.swarm.events.also_write
@@ -200,6 +223,7 @@ class AgentKernel:
             retries=settings.retries,
             backoff_s=settings.retry_backoff_s,
             retry_http_errors=not (endpoint.local and endpoint.temperature == 0),
+            route=services.models.route(endpoint),
         )
         return {
             "model": model,
@@ -360,16 +384,18 @@ class AgentKernel:
     async def _act(
         self, context: AgentContext, reply: Any, retried: bool
     ) -> tuple[list[str], bool]:
-        """Carry out a fenced reply; (what to tell the model next, retry used)."""
-        impl = core.IMPLEMENTATIONS
+        """Carry out a fenced reply; (what to tell the model next, retry used).
+
+        Every line goes through :func:`_offered`: a fenced reply is text, and a
+        line naming a tool the agent's bundle does not give it (a docstring
+        agent's ``MESSAGE:``, say) is refused as a tool call would be.
+        """
         follow_up: list[str] = []
         retry = False
-        if reply.code is not None:
-            arguments = {"new_source": reply.code, "reasoning": reply.text}
+        if reply.code is not None or reply.changes:
+            tool, arguments = _edit_call(reply)
             violations = len(context.record.violations)
-            ok, text = await core.call_tool(
-                context, "rewrite_self", arguments, impl["rewrite_self"]
-            )
+            ok, text = await _offered(context, tool, arguments)
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
@@ -384,29 +410,61 @@ class AgentKernel:
                     f"last reason: {text.removeprefix('Error: ')}"
                 )
         for node_id in reply.reads:
-            _ok, text = await core.call_tool(
-                context, "read_node", {"node_id": node_id}, impl["read_node"]
-            )
+            _ok, text = await _offered(context, "read_node", {"node_id": node_id})
+            follow_up.append(text)
+        for query in reply.searches:
+            _ok, text = await _offered(context, "search_nodes", {"query": query})
+            follow_up.append(text)
+        for node_id in reply.references:
+            arguments = {"node_id": node_id}
+            _ok, text = await _offered(context, "find_references", arguments)
             follow_up.append(text)
         for node_id, request in reply.messages:
-            await core.call_tool(
-                context,
-                "message_node",
-                {"node_id": node_id, "request": request},
-                impl["message_node"],
-            )
+            arguments = {"node_id": node_id, "request": request}
+            await _offered(context, "message_node", arguments)
         for request in reply.ask_parent:
-            await core.call_tool(
-                context, "ask_parent", {"request": request}, impl["ask_parent"]
-            )
+            await _offered(context, "ask_parent", {"request": request})
         if reply.question is not None:
             question, options = reply.question
             arguments = {"question": question, "options": list(options)}
-            _ok, text = await core.call_tool(
-                context, "ask_user", arguments, impl["ask_user"]
-            )
+            _ok, text = await _offered(context, "ask_user", arguments)
             follow_up.append(text)
         return follow_up, retry
+
+
+async def _offered(
+    context: AgentContext, tool: str, arguments: dict[str, Any]
+) -> tuple[bool, str]:
+    """A fenced line's tool call, when the agent's bundle offers that tool;
+    otherwise an error for the model and nothing done.
+    """
+    if tool not in context.bundle.tool_names:
+        return False, f"Error: {tool} is not one of your tools."
+    return await core.call_tool(context, tool, arguments, core.IMPLEMENTATIONS[tool])
+
+
+def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
+    """The tool a fenced reply's code asks for, and its arguments: a rewrite
+    of the agent's node, a new file (``CREATE_FILE``) or a change set
+    (``CHANGE`` blocks).
+    """
+    if reply.changes:
+        changes = [
+            {
+                "node_id" if target.startswith("rm_") else "path": target,
+                "new_source": code,
+            }
+            for target, code in reply.changes
+        ]
+        return "propose_changes", {"changes": changes, "summary": reply.summary}
+    if reply.new_file is not None:
+        arguments = {
+            "path": reply.new_file,
+            "content": reply.code,
+            "reason": reply.text,
+        }
+        return "create_file", arguments
+    return "rewrite_self", {"new_source": reply.code, "reasoning": reply.text}
 
 
 def _asked_again(asked: str, reason: str) -> str:
@@ -537,7 +595,11 @@ def describe_model_error(
     if isinstance(error, ModelConnectionError):
         return (
             f"Cannot reach the model server ({where}){tried}: {_root_cause(error)}. "
-            "Is it running, and is model.base_url right?"
+            + (
+                "Are they running, and is model.endpoints right?"
+                if len(endpoint.servers) > 1
+                else "Is it running, and is model.base_url right?"
+            )
         )
     if cut_short(error):
         return (

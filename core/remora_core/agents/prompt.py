@@ -2,7 +2,9 @@
 
 The system prompt says who the agent is (kind, qualified name, id, location,
 parent), shows its current source, its callers and callees, the custom
-instructions of its bundle and extensions, its mounted workspaces and the rules.
+instructions of its bundle and extensions, a person's standing instructions
+for the node, its mounted workspaces, the rules and the project's own rules
+(``AGENTS.md``: ``project_rules.py``).
 It is rebuilt for every turn (pydantic-ai ``instructions``, not stored in the
 chat history), so it always shows the current code.
 
@@ -23,7 +25,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from remora_core.agents.fenced import FENCED_RULES
+from remora_core.agents.fenced import (
+    FENCED_CHANGE_RULES,
+    FENCED_LOOK_RULES,
+    FENCED_RULES,
+)
+from remora_core.agents.instructions import instructions_part
+from remora_core.agents.project_rules import rules_part
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
@@ -32,6 +40,7 @@ if TYPE_CHECKING:
     from remora_core.events.models import Event
     from remora_core.index.codegraph import CodeGraph
     from remora_core.model import CodeNode
+    from remora_core.review.proposals import Proposal
     from remora_core.swarm.turns import Turn
 
 MAX_LISTED = 12
@@ -52,17 +61,27 @@ def _listed(nodes: list[CodeNode]) -> str:
 
 def system_prompt(context: AgentContext, protocol: str) -> str:
     """The system prompt of the agent taking this turn: shared part, then own."""
-    return shared_prompt(context.bundle, protocol) + _about(context, protocol)
+    shared = shared_prompt(context.bundle, protocol, context.project_rules)
+    return shared + _about(context, protocol)
 
 
-def shared_prompt(bundle: Bundle, protocol: str) -> str:
+def shared_prompt(bundle: Bundle, protocol: str, project_rules: str = "") -> str:
     """What the system prompt of every agent of ``bundle`` starts with (the
-    embedded model reads it ahead at start-up: ``model.preload``).
+    embedded model reads it ahead at start-up: ``model.preload``): the
+    rules, the bundle's instructions, then the project's own rules
+    (``AGENTS.md``; the same for every node, so they belong to the shared
+    half).
     """
     rules = FENCED_RULES if protocol == "fenced" else TOOL_RULES
     shared = [INTRODUCTION, rules]
+    if protocol == "fenced" and "create_file" in bundle.tool_names:
+        shared.append(FENCED_CHANGE_RULES)
+    if "search_nodes" in bundle.tool_names:
+        shared.append(FENCED_LOOK_RULES if protocol == "fenced" else TOOL_LOOK_RULES)
     if bundle_text := bundle.system_prompt.strip():
         shared.append("Instructions:\n" + bundle_text)
+    if project := rules_part(project_rules):
+        shared.append(project)
     return "\n\n".join(shared) + "\n\n"
 
 
@@ -102,6 +121,8 @@ def _about(context: AgentContext, protocol: str) -> str:
     extensions = [e.system_prompt.strip() for e in context.extensions]
     if extensions := [text for text in extensions if text]:
         parts.append("Instructions for you:\n" + "\n".join(extensions))
+    if instructions := instructions_part(context.instructions):
+        parts.append(instructions)
     if context.workspaces:
         parts.append("Files mounted for you: " + ", ".join(context.workspaces) + ".")
     parts.append(_source_part(context))
@@ -123,6 +144,12 @@ TOOL_RULES = """Rules:
 - To change other code, message its agent (message_node, send_message, ask_parent).
 - Your parent may change you. Every edit is a proposal until a person accepts it.
 - When you are done, answer in one or two sentences."""
+
+
+TOOL_LOOK_RULES = (
+    "To find code elsewhere in the project: search_nodes, then read_node and "
+    "find_references with the ids it gives."
+)
 
 
 def turn_input(context: AgentContext) -> str:
@@ -166,21 +193,36 @@ def describe_event(
         return f"Code you watch was {fields['change']}:\n" + "\n".join(shown)
     if kind == "rewrite_rejected":
         rejected = context.services.proposals.get(str(fields["proposal_id"]))
-        source = rejected.new_source if rejected else "(not available)"
+        shown = _rejected(rejected)
         if fields.get("by") == "tests":
             return (
                 f"{fields['feedback']}\n"
-                f"Your proposed source was:\n```python\n{source}\n```\n"
+                f"Your proposed {shown}\n"
                 "Try again: make the tests pass and keep doing what was asked."
             )
         return (
             "A person rejected your proposed rewrite.\n"
             f"Their feedback: {fields['feedback'] or '(none given)'}\n"
-            f"The rejected source was:\n```python\n{source}\n```\n"
+            f"The rejected {shown}\n"
             "Try again, following the feedback."
         )
     details = {k: v for k, v in fields.items() if k not in ("id", "timestamp", "depth")}
     return f"Event {kind}: {details}"
+
+
+def _rejected(proposal: Proposal | None) -> str:
+    """What a rejected proposal proposed, for the agent's next try: its
+    source, or each file of a new file or change set.
+    """
+    if proposal is None:
+        return "source was:\n```python\n(not available)\n```"
+    if not proposal.members:
+        return f"source was:\n```python\n{proposal.new_source}\n```"
+    parts = [
+        f"{member.path} ({member.kind}):\n```python\n{member.new_source}\n```"
+        for member in proposal.members
+    ]
+    return "changes were:\n" + "\n".join(parts)
 
 
 def only_own_edits(turn: Turn) -> bool:

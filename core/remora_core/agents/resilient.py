@@ -9,6 +9,11 @@ further retry, up to ``retries`` times; 4xx answers (bad request, unknown
 model, bad key) are not retried: repeating them cannot help. A streamed request
 is retried only if it fails before its first chunk arrived.
 
+With a ``route`` (``providers.Route``), each attempt takes a slot on one of
+the model's servers (``endpoint_pool.py``) and gives it back when it ends; a
+server that refused or timed out is set aside, and the retry goes at once
+(no backoff) to another server that is up.
+
 Cancelling the turn cancels the awaiting task, which closes the HTTP request.
 """
 
@@ -23,12 +28,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.exceptions import ModelAPIError, ModelConnectionError, ModelHTTPError
 from pydantic_ai.models.wrapper import WrapperModel
 
+from remora_core.agents.endpoint_pool import refused
+
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelResponse
     from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
     from pydantic_ai.settings import ModelSettings
     from pydantic_ai.tools import RunContext
     from pydantic_ai.usage import RequestUsage
+
+    from remora_core.agents.providers import Lease, Route
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +86,11 @@ class ObservedModel(WrapperModel):
         retries: int,
         backoff_s: float,
         retry_http_errors: bool = True,
+        route: Route | None = None,
     ) -> None:
         super().__init__(wrapped)
+        self.route = route
+        """The servers each attempt may go to; None: ``wrapped`` only."""
         self.retry_http_errors = retry_http_errors
         """False for a deterministic server (the embedded model at temperature
         0 answers the same request with the same HTTP 500 every time)."""
@@ -87,8 +99,29 @@ class ObservedModel(WrapperModel):
         self.retries = retries
         self.backoff_s = backoff_s
 
-    async def _wait_before_retry(self, attempt: int, error: BaseException) -> str:
+    async def _take(self) -> tuple[Model, Lease | None]:
+        """The model an attempt goes to, and its slot (None: no route)."""
+        if self.route is None:
+            return self.wrapped, None
+        lease, model = await self.route.acquire()
+        return model, lease
+
+    def _give_back(self, lease: Lease | None, error: BaseException | None) -> bool:
+        """End an attempt's slot; whether a retry can go elsewhere at once."""
+        if lease is None or self.route is None:
+            return False
+        self.route.release(lease, error)
+        return (
+            error is not None and refused(error) and self.route.another_up(lease.server)
+        )
+
+    async def _wait_before_retry(
+        self, attempt: int, error: BaseException, *, elsewhere: bool = False
+    ) -> str:
         reason = describe_failure(error)
+        if elsewhere:
+            log.info("model request failed (%s); retry %d elsewhere", reason, attempt)
+            return reason
         delay = self.backoff_s * 2 ** (attempt - 1)
         log.info("model request failed (%s); retry %d in %.1fs", reason, attempt, delay)
         await asyncio.sleep(delay)
@@ -104,17 +137,24 @@ class ObservedModel(WrapperModel):
         reason = ""
         for attempt in range(1, self.retries + 2):
             self.on_request(attempt, reason)
+            model, lease = await self._take()
             try:
-                response = await self.wrapped.request(
+                response = await model.request(
                     messages, model_settings, model_request_parameters
                 )
-            except Exception as error:
-                if attempt > self.retries or not retryable(
-                    error, http=self.retry_http_errors
+            except BaseException as error:
+                elsewhere = self._give_back(lease, error)
+                if (
+                    not isinstance(error, Exception)
+                    or attempt > self.retries
+                    or not retryable(error, http=self.retry_http_errors)
                 ):
                     raise
-                reason = await self._wait_before_retry(attempt, error)
+                reason = await self._wait_before_retry(
+                    attempt, error, elsewhere=elsewhere
+                )
                 continue
+            self._give_back(lease, None)
             self.on_response(response.usage, response.finish_reason or "")
             return response
         raise AssertionError("unreachable")  # the loop returns or raises
@@ -131,10 +171,11 @@ class ObservedModel(WrapperModel):
         reason = ""
         for attempt in range(1, self.retries + 2):
             self.on_request(attempt, reason)
-            opened = self.wrapped.request_stream(
-                messages, model_settings, model_request_parameters, run_context
-            )
+            model, lease = await self._take()
             try:
+                opened = model.request_stream(
+                    messages, model_settings, model_request_parameters, run_context
+                )
                 stream = await opened.__aenter__()
                 try:
                     async for _event in stream:
@@ -143,13 +184,19 @@ class ObservedModel(WrapperModel):
                     await opened.__aexit__(type(error), error, error.__traceback__)
                     raise
                 await opened.__aexit__(None, None, None)
-            except Exception as error:
-                if attempt > self.retries or not retryable(
-                    error, http=self.retry_http_errors
+            except BaseException as error:
+                elsewhere = self._give_back(lease, error)
+                if (
+                    not isinstance(error, Exception)
+                    or attempt > self.retries
+                    or not retryable(error, http=self.retry_http_errors)
                 ):
                     raise
-                reason = await self._wait_before_retry(attempt, error)
+                reason = await self._wait_before_retry(
+                    attempt, error, elsewhere=elsewhere
+                )
                 continue
+            self._give_back(lease, None)
             break
         else:
             raise AssertionError("unreachable")  # the last attempt breaks or raises

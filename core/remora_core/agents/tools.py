@@ -8,7 +8,8 @@ turn protocols: pydantic-ai calls them as tools (``tools``), the kernel calls
 them for the actions it reads in a reply (``fenced``).
 
 Nothing here reads or writes a file: sources come from the graph and the
-project's current text, edits become proposals a person decides on.
+project's current text, edits become proposals a person decides on. The tools
+that look around the project (search, read, references) are in ``looking.py``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from remora_core.agents.cascade_sets import gather
+from remora_core.agents.change_tools import change_set_proposal, new_file_proposal
 from remora_core.agents.context import AgentContext
 from remora_core.agents.guarding import check_rewrite, refuse_new_node
+from remora_core.agents.looking import LOOKING_TOOLS
 from remora_core.agents.questions import QuestionTimedOut
 from remora_core.agents.workspace import MemoryFull
 from remora_core.events.models import (
@@ -38,7 +42,6 @@ from remora_core.events.models import (
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.cards import node_ref
 from remora_core.model import NodeKind, ProposalStatus
-from remora_core.project_paths import is_secret
 from remora_core.review.checks import Check
 from remora_core.review.indentation import indent_at
 from remora_core.review.proposals import (
@@ -215,15 +218,21 @@ def _file_text(context: AgentContext, node: CodeNode) -> bytes:
     return text
 
 
-async def _propose(context: AgentContext, proposal: Proposal) -> str:
+async def propose(context: AgentContext, proposal: Proposal) -> str:
+    """Store ``proposal`` (with its ``rewrite_proposed``) and start its tests;
+    what the model is told.
+    """
     services, turn = context.services, context.turn
+    made = proposal
+    # A second agent proposing in the same cascade: one set for the person.
+    proposal, gathered = await gather(context, proposal)
     verifier = services.verifier
     first = verifier.first_check(proposal) if verifier is not None else None
     if first is not None:  # "tests running…" (or why none run) from the start
         proposal = dataclasses.replace(proposal, checks=(*proposal.checks, first))
     # The proposal's rows ride in the transaction of its ``rewrite_proposed``.
     superseded = await services.proposals.add(
-        proposal, write=turn.swarm.events.also_write
+        proposal, write=turn.swarm.events.also_write, replaces=gathered
     )
     context.record.proposals.append(proposal)
     turn.emit_nowait(
@@ -237,8 +246,13 @@ async def _propose(context: AgentContext, proposal: Proposal) -> str:
     )
     if verifier is not None:
         verifier.submit(proposal)
-    note = f" It replaces {', '.join(superseded)}." if superseded else ""
     checked = "".join(f" {c.summary()}." for c in proposal.checks if c.ok)
+    if proposal.id != made.id:
+        return (
+            f"Proposal made; it joined change set {proposal.id}, which gathers "
+            f"this request's proposals; a person will review it.{checked}"
+        )
+    note = f" It replaces {', '.join(superseded)}." if superseded else ""
     return f"Proposal {proposal.id} created; a person will review it.{checked}{note}"
 
 
@@ -311,7 +325,7 @@ async def rewrite_self(
         reasoning=reasoning,
         checks=tuple(checks),
     )
-    return await _propose(context, proposal)
+    return await propose(context, proposal)
 
 
 def _unused_parameters(
@@ -378,17 +392,41 @@ async def propose_new_node(
         base_hash=text_hash(text),
         reasoning="",
     )
-    return await _propose(context, proposal)
+    return await propose(context, proposal)
 
 
-async def read_node(context: AgentContext, node_id: str) -> str:
-    """Another node's card and source."""
-    node = _node(context, node_id)
-    if is_secret(node.file_path, context.services.config.secrets.exclude):
-        raise ToolError(f"{node.file_path} matches secrets.exclude; not shown")
-    ref = node_ref(node)
-    source = context.services.shown_source(node)
-    return f"{json.dumps(ref)}\n```python\n{source}\n```"
+async def create_file(
+    context: AgentContext, path: str, content: str, reason: str = ""
+) -> str:
+    """Propose a new file of the project (``change_tools.py``)."""
+    _check_size(context, "limits.proposal_chars", "the file's content", content)
+    return await propose(context, new_file_proposal(context, path, content, reason))
+
+
+async def propose_changes(
+    context: AgentContext, changes: list[dict[str, Any]], summary: str
+) -> str:
+    """Propose several edits reviewed and accepted as one (``change_tools.py``)."""
+    total = (
+        sum(
+            len(str(c.get("new_source") or c.get("content") or ""))
+            for c in changes
+            if isinstance(c, dict)
+        )
+        if isinstance(changes, list)
+        else 0
+    )
+    limit = context.services.config.limits.proposal_chars
+    if total > limit:
+        refuse(
+            context,
+            "limits.proposal_chars",
+            f"changes of {total:,} chars were refused (the limit is {limit:,})",
+        )
+        raise ToolError(
+            f"the changes have at most {limit:,} characters; these have {total:,}"
+        )
+    return await propose(context, change_set_proposal(context, changes, summary))
 
 
 async def get_my_callers(context: AgentContext) -> str:
@@ -545,7 +583,8 @@ async def ask_user(
 IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
     "rewrite_self": rewrite_self,
     "propose_new_node": propose_new_node,
-    "read_node": read_node,
+    "create_file": create_file,
+    "propose_changes": propose_changes,
     "get_my_callers": get_my_callers,
     "get_my_callees": get_my_callees,
     "message_node": message_node,
@@ -556,5 +595,6 @@ IMPLEMENTATIONS: dict[str, Callable[..., Awaitable[str]]] = {
     "kv_get": kv_get,
     "kv_set": kv_set,
     "ask_user": ask_user,
+    **LOOKING_TOOLS,  # search_nodes, read_node, find_references (looking.py)
 }
 """Every core tool by name."""

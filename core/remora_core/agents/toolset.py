@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.messages import ToolReturn
 
+from remora_core.agents import looking
 from remora_core.agents import tools as core
 from remora_core.agents.context import AgentContext
 
@@ -72,14 +73,89 @@ async def propose_new_node(
     )
 
 
-async def read_node(ctx: Ctx, node_id: str) -> ToolReturn:
-    """Read another node's source and location.
+async def create_file(ctx: Ctx, path: str, content: str, reason: str) -> ToolReturn:
+    """Propose a new file (e.g. tests/test_<module>.py); a person reviews it.
 
     Args:
-        node_id: the node's id (rm_xxxxxxxx).
+        path: the new file's path, relative to the project root; it must not exist.
+        content: the file's whole content.
+        reason: one line saying why.
+
+    """
+    return await _run(ctx, "create_file", path=path, content=content, reason=reason)
+
+
+async def propose_changes(
+    ctx: Ctx, changes: list[dict[str, str]], summary: str
+) -> ToolReturn:
+    """Propose several edits (in several files, new files) reviewed as one.
+
+    Args:
+        changes: each {"node_id": id, "new_source": whole new definition}, or
+            {"path": file, "new_source": a whole definition} (replaces the
+            definition of that name in the file, else adds it), or
+            {"path": new file, "new_source": its whole content}.
+        summary: one line saying what the changes do together.
+
+    """
+    return await _run(ctx, "propose_changes", changes=changes, summary=summary)
+
+
+# ---- looking around the project (looking.py) ------------------------------------
+
+
+async def search_nodes(
+    ctx: Ctx,
+    query: str,
+    kind: Literal["file", "class", "function", "method"] | None = None,
+    limit: int = looking.DEFAULT_RESULTS,
+) -> ToolReturn:
+    """Find nodes of the project by name, qualified name or path: one line
+    each with its id, kind, name, place and first line. At most
+    {MAX_RESULTS} results of {LINE_CHARS} characters, {ANSWER_CHARS} in all;
+    files matching secrets.exclude are never listed.
+
+    Args:
+        query: words of a name, qualified name or path (e.g. "parse_order").
+        kind: only nodes of this kind.
+        limit: how many results (1-{MAX_RESULTS}).
+
+    """
+    return await _run(ctx, "search_nodes", query=query, kind=kind, limit=limit)
+
+
+async def read_node(ctx: Ctx, node_id: str) -> ToolReturn:
+    """Read any node's source and location (at most {READ_CHARS} characters:
+    a longer one is cut and its parts listed by id). Files matching
+    secrets.exclude are refused.
+
+    Args:
+        node_id: the node's id (rm_xxxxxxxx), or path::qualified.name.
 
     """
     return await _run(ctx, "read_node", node_id=node_id)
+
+
+async def find_references(ctx: Ctx, node_id: str) -> ToolReturn:
+    """List who calls a node and which files import its file (at most
+    {MAX_REFERENCES} of each, {ANSWER_CHARS} characters in all).
+
+    Args:
+        node_id: the node's id (rm_xxxxxxxx), or path::qualified.name.
+
+    """
+    return await _run(ctx, "find_references", node_id=node_id)
+
+
+for _tool in (search_nodes, read_node, find_references):
+    # The bounds, from looking.py, in the description the model reads.
+    _tool.__doc__ = (_tool.__doc__ or "").format(
+        MAX_RESULTS=looking.MAX_RESULTS,
+        LINE_CHARS=looking.LINE_CHARS,
+        ANSWER_CHARS=f"{looking.ANSWER_CHARS:,}",
+        READ_CHARS=f"{looking.READ_CHARS:,}",
+        MAX_REFERENCES=looking.MAX_REFERENCES,
+    )
 
 
 async def get_my_callers(ctx: Ctx) -> ToolReturn:
@@ -202,7 +278,11 @@ CORE_TOOLS: dict[str, Callable[..., Any]] = {
     for fn in (
         rewrite_self,
         propose_new_node,
+        create_file,
+        propose_changes,
         read_node,
+        search_nodes,
+        find_references,
         get_my_callers,
         get_my_callees,
         message_node,
@@ -233,7 +313,7 @@ def pym_tool(tool: PymTool) -> Tool[AgentContext]:
 
             try:
                 result = await context.services.sandbox.run(
-                    tool, args, host_functions(context)
+                    tool, args, host_functions(context, tool.name)
                 )
             except PymError as error:  # the script's failure, told to the model
                 raise core.ToolError(str(error)) from None

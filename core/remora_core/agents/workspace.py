@@ -39,6 +39,12 @@ MAX_OVERLAY_FILE_BYTES = 2 * 1024 * 1024
 """Largest file an agent may write to its overlay."""
 
 
+PERSON_KEY_PREFIX = "@"
+"""Keys a person writes into an agent's memory (``@instructions``): an agent
+cannot set them, clearing its memory keeps them and they do not count
+against its ``limits.kv_bytes_per_agent``."""
+
+
 class MemoryFull(ValueError):
     """Storing a value would take an agent past its memory budget."""
 
@@ -61,11 +67,24 @@ class KeyValueStore:
         return None if stored is None else json.loads(stored)
 
     async def set(
-        self, agent_id: str, key: str, value: Any, budget: int | None = None
+        self,
+        agent_id: str,
+        key: str,
+        value: Any,
+        budget: int | None = None,
+        *,
+        by_person: bool = False,
     ) -> None:
-        """Store ``value`` under ``key``; ValueError (for the model) if it cannot be."""
+        """Store ``value`` under ``key``; ValueError (for the model) if it cannot
+        be. Only a person (``by_person``) writes keys starting with ``@``.
+        """
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
             raise ValueError(f"a key is a string of 1 to {MAX_KEY_CHARS} characters")
+        if key.startswith(PERSON_KEY_PREFIX) and not by_person:
+            raise ValueError(
+                f"keys starting with {PERSON_KEY_PREFIX!r} are the person's; "
+                "choose another key"
+            )
         if not _is_unicode(key):
             raise ValueError("a key may not contain lone surrogate characters")
         try:
@@ -82,7 +101,11 @@ class KeyValueStore:
             )
         values = await self._values(agent_id)
         if budget is not None:
-            others = sum(len(v.encode("utf-8")) for k, v in values.items() if k != key)
+            others = sum(
+                len(v.encode("utf-8"))
+                for k, v in values.items()
+                if k != key and not k.startswith(PERSON_KEY_PREFIX)
+            )
             if others + size > budget:
                 raise MemoryFull(
                     f"{agent_id} would remember {others + size:,} bytes; the "
@@ -103,13 +126,33 @@ class KeyValueStore:
         """The agent's keys, sorted."""
         return sorted(await self._values(agent_id))
 
-    async def clear(self, agent_id: str) -> None:
-        """Forget everything the agent stored."""
-        self._cache[agent_id] = {}
+    async def delete(self, agent_id: str, key: str) -> bool:
+        """Forget the value under ``key``; whether there was one."""
+        values = await self._values(agent_id)
+        if values.pop(key, None) is None:
+            return False
         if self.database is not None:
 
             def work(db: sqlite3.Connection) -> None:
-                db.execute("DELETE FROM kv WHERE agent_id = ?", (agent_id,))
+                db.execute(
+                    "DELETE FROM kv WHERE agent_id = ? AND key = ?", (agent_id, key)
+                )
+
+            await self.database.transaction(work, "forgetting an agent's value")
+        return True
+
+    async def clear(self, agent_id: str) -> None:
+        """Forget everything the agent stored (a person's keys stay)."""
+        values = await self._values(agent_id)
+        kept = {k: v for k, v in values.items() if k.startswith(PERSON_KEY_PREFIX)}
+        self._cache[agent_id] = kept
+        if self.database is not None:
+
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
+                    "DELETE FROM kv WHERE agent_id = ? AND substr(key, 1, 1) != ?",
+                    (agent_id, PERSON_KEY_PREFIX),
+                )
 
             await self.database.transaction(work, "clearing an agent's memory")
 

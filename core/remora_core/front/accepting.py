@@ -25,7 +25,13 @@ decide → ``editor.apply(plan)`` → verify → record, exactly once:
    moment later, so this waits up to :data:`APPLY_WAIT_S`). Only then is the
    proposal ``accepted`` with ``rewrite_applied``; otherwise it stays pending
    with ``rewrite_not_applied`` and the reason.
-5. The index takes the new text in after the record: an open buffer through
+5. A change set (or a new file) goes the same way with every file's edit in
+   one step — one versioned ``WorkspaceEdit`` across its documents (a new
+   file as ``CreateFile`` plus its text) — and lands only when every file
+   holds its text; if any of its files changed since it was made, nothing is
+   sent and the set is ``stale``. ``members`` accepts part of a set (checked
+   against its ``depends_on`` by the caller); the rest is not applied.
+6. The index takes the new text in after the record: an open buffer through
    the editor's ``didChange`` (announced when it settles), a file written on
    disk by a re-read right after (:meth:`remora_core.front.proposals.Proposals.
    accept`). Either way ``rewrite_applied`` comes first, then the
@@ -39,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 
 from remora_core.model import ProposalStatus
 from remora_core.review.decisions import NotApplicable
-from remora_core.review.edits import FileEdit
 
 if TYPE_CHECKING:
     from remora_core.editor import Editor
@@ -62,18 +67,24 @@ NOT_HELD = (
 
 
 async def accept(
-    review: Review, editor: Editor, proposal: Proposal, *, edit_applied: bool = False
+    review: Review,
+    editor: Editor,
+    proposal: Proposal,
+    *,
+    edit_applied: bool = False,
+    members: tuple[int, ...] | None = None,
 ) -> dict[str, Any]:
     """Apply (if needed), verify and record an acceptance: ``{applied, reason?}``.
 
     ``edit_applied``: the editor applied the edit itself (a code action's);
-    only wait for it and record it.
+    only wait for it and record it. ``members``: the part of a change set to
+    accept (None: all of it).
     """
     async with review.deciding(proposal.id):
         current = review.services.proposals.get(proposal.id) or proposal
         if edit_applied:
             return await _verify(review, current)
-        return await _accept(review, editor, current)
+        return await _accept(review, editor, current, members)
 
 
 async def _verify(review: Review, proposal: Proposal) -> dict[str, Any]:
@@ -84,7 +95,7 @@ async def _verify(review: Review, proposal: Proposal) -> dict[str, Any]:
         return _not_pending(proposal)
     if proposal.id not in review.expected:  # the action came from another process
         try:
-            review.plan(proposal)
+            review.plan_files(proposal)
         except NotApplicable as problem:
             return {"applied": False, "reason": problem.reason}
     if not await _lands(review, proposal):
@@ -101,21 +112,31 @@ def _not_pending(proposal: Proposal) -> dict[str, Any]:
     return {"applied": False, "reason": reason}
 
 
-async def _accept(review: Review, editor: Editor, proposal: Proposal) -> dict[str, Any]:
+async def _accept(
+    review: Review,
+    editor: Editor,
+    proposal: Proposal,
+    members: tuple[int, ...] | None = None,
+) -> dict[str, Any]:
     if proposal.status != ProposalStatus.PENDING:
         return _not_pending(proposal)
-    if not review.holds(proposal):
-        reason = await _apply(review, editor, proposal)
+    if members is not None or not review.holds(proposal):
+        reason = await _apply(review, editor, proposal, members)
         if reason is not None:
             return {"applied": False, "reason": reason}
-    await review.accepted(proposal)
+    await review.accepted(proposal, members)
     return {"applied": True}
 
 
-async def _apply(review: Review, editor: Editor, proposal: Proposal) -> str | None:
+async def _apply(
+    review: Review,
+    editor: Editor,
+    proposal: Proposal,
+    members: tuple[int, ...] | None,
+) -> str | None:
     """Plan and apply the edit and check it landed; why not, or None if it did."""
     try:
-        planned = review.plan(proposal)
+        files = review.plan_files(proposal, members)
     except NotApplicable as problem:
         if problem.stale:
             await review.stale(proposal, problem.reason)
@@ -123,11 +144,9 @@ async def _apply(review: Review, editor: Editor, proposal: Proposal) -> str | No
     # Written down before the editor applies it: after a crash between the
     # edit landing and the acceptance being recorded, the next start records
     # it accepted (not stale).
-    await review.expect(planned)
+    await review.expect(files[0].edits[0])
     try:
-        result = await editor.apply(
-            [FileEdit.of(planned)], f"Remora: accept {planned.proposal_id}"
-        )
+        result = await editor.apply(files, f"Remora: accept {proposal.id}")
     except Exception as error:  # the editor answered with an error
         reason = f"the editor could not apply the edit: {error}"
     else:

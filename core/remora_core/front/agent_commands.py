@@ -94,7 +94,9 @@ async def agent_retry(app: RemoraApp, a: CancelArgs, door: Door) -> Any:
 
 @command("remora.agent.forget", NodeArgs, answers.Ok, Route.NODE)
 async def agent_forget(app: RemoraApp, a: NodeArgs, door: Door) -> Any:
-    """Clear the agent's chat history, key-value memory and overlay."""
+    """Clear the agent's chat history, key-value memory and overlay (a
+    person's standing instructions stay: ``remora.node.instructions.set``).
+    """
     return {"ok": await app.runs.forget(a.node_id)}
 
 

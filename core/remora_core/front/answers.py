@@ -70,13 +70,41 @@ class CheckJson(TypedDict):
     status: str
 
 
+class MemberJson(TypedDict):
+    """One edit of a change set (or the file a new-file proposal creates)."""
+
+    path: str
+    kind: Literal["rewrite", "new_node", "new_file"]
+    node_id: str | None
+    """The rewritten node, a new definition's file node; None for a new file."""
+    base_hash: str
+    """sha256 of the whole file when the set was made ('' for a new file)."""
+    start_byte: int
+    end_byte: int
+    old_source: str
+    new_source: str
+    diff: str
+
+
+class ShownMember(TypedDict):
+    """A member as ``remora.proposal.diff`` shows it."""
+
+    index: int
+    path: str
+    node_id: str | None
+    kind: Literal["rewrite", "new_node", "new_file"]
+    old_source: str
+    new_source: str
+    diff: str
+
+
 class ProposalJson(TypedDict):
     """A proposal: what an agent wants to change, and its decision."""
 
     id: str
     node_id: str
     run_id: str | None
-    kind: Literal["rewrite", "new_node", "revert"]
+    kind: Literal["rewrite", "new_node", "revert", "new_file", "change_set"]
     file_path: str
     base_version: int | None
     base_hash: str
@@ -91,6 +119,16 @@ class ProposalJson(TypedDict):
     created_at: float
     decided_at: float | None
     checks: list[CheckJson]
+    members: list[MemberJson]
+    """A change set's edits, a new file's one; [] for the other kinds."""
+    depends_on: list[list[int]]
+    """``[i, j]``: member ``i`` needs member ``j`` (accept both or neither)."""
+    anchor_path: str | None
+    """The asking node's file when it is none of the edited ones."""
+    accepted_members: list[int] | None
+    """The members an accepted change set applied (None: all)."""
+    summary: NotRequired[str]
+    """A change set's: what it does, in one line."""
 
 
 class ProposalListed(ProposalJson):
@@ -99,6 +137,10 @@ class ProposalListed(ProposalJson):
     uri: str
     node: str | None
     """Its node's qualified name (None: the node is gone)."""
+    title: str
+    """What accepting it does, in a few words (``create tests/test_x.py
+    (+24)``, ``Change set: add currency (4 definitions in 3 files, 1 new
+    file)``, or the change and its reason)."""
 
 
 class EventJson(TypedDict):
@@ -239,6 +281,9 @@ class NodeCard(NodeRef):
     muted: bool
     """A person muted it: only their messages wake it."""
     subscriptions: list[SubscriptionJson]
+    instructions: str | None
+    """A person's standing instructions for its agent
+    (``remora.node.instructions.set``); None when it has none."""
 
 
 class RunId(TypedDict):
@@ -291,6 +336,11 @@ class Diff(TypedDict):
     new_source: str
     status: str
     checks: list[CheckJson]
+    kind: str
+    members: NotRequired[list[ShownMember]]
+    """A change set's (or new file's) edits, each with its own diff."""
+    depends_on: NotRequired[list[list[int]]]
+    summary: NotRequired[str]
 
 
 class RunNode(TypedDict):
@@ -522,6 +572,15 @@ class SubscriptionId(TypedDict):
     """The subscription added."""
 
     subscription_id: str
+
+
+class NodeInstructions(TypedDict):
+    """A node's standing instructions now, and whether that changed."""
+
+    node_id: str
+    instructions: str | None
+    """None: the node has none."""
+    changed: bool
 
 
 class Muted(TypedDict):

@@ -193,12 +193,14 @@ class RemoraApp:
         return await self._index.until(self._index.indexed)
 
     async def searchable(self) -> None:
-        """Wait until a symbol search sees every node: a lazily loaded graph
-        is loaded now rather than after its quiet delay (a waiting request
-        yields to the others, and is simply dropped if cancelled).
+        """Wait until a symbol search sees every node: at once with the
+        stored name index (``index/symbol_snapshot.py``); without it a lazily
+        loaded graph is loaded now rather than after its quiet delay (a
+        waiting request yields to the others, and is simply dropped if
+        cancelled).
         """
         graph = self._index.graph
-        if not graph.complete:
+        if not graph.searchable:
             graph.hurried.set()
             await graph.wait_complete()
 

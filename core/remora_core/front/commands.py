@@ -16,7 +16,8 @@ listed below; it reaches every door without touching them.
 - :mod:`.batch_commands` — graph runs, checkpoints, attribution;
 - :mod:`.trust_commands` — whether a repository is trusted;
 - :mod:`.cost_commands` — what agents' runs cost;
-- :mod:`.wake_commands` — a node's subscriptions, muting.
+- :mod:`.wake_commands` — a node's subscriptions, muting;
+- :mod:`.instruction_commands` — a person's standing instructions for a node.
 
 Node references may be any reference of :mod:`.nodes` (an id, a unique prefix,
 ``path::qualified.name``), proposals an id or a unique prefix; files a ``uri``
@@ -32,6 +33,7 @@ from remora_core.front.agent_commands import AGENT_COMMANDS
 from remora_core.front.batch_commands import BATCH_COMMANDS
 from remora_core.front.cost_commands import COST_COMMANDS
 from remora_core.front.errors import InvalidArguments
+from remora_core.front.instruction_commands import INSTRUCTION_COMMANDS
 from remora_core.front.node_commands import NODE_COMMANDS
 from remora_core.front.proposal_commands import PROPOSAL_COMMANDS
 from remora_core.front.revert_commands import REVERT_COMMANDS
@@ -55,6 +57,7 @@ COMMANDS: dict[str, Command] = {
         *TRUST_COMMANDS,
         *COST_COMMANDS,
         *WAKE_COMMANDS,
+        *INSTRUCTION_COMMANDS,
     )
 }
 """Command name → its definition."""

@@ -11,6 +11,9 @@ editor holds open) apply an accepted edit to the file itself:
    permission bits are kept);
 3. the file is read back and must hold exactly the expected text.
 
+A new file (``FileEdit.create``) is created, folders and all, and never
+replaces a file that appeared meanwhile (:func:`create_exclusively`).
+
 A file that is a symbolic link is written through to its target when that
 is inside the project — the link stays a link — and refused, saying why,
 when it leads outside (``project_paths.real_project_file``, resolved at the
@@ -67,10 +70,39 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def create_exclusively(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, never replacing a file that exists
+    (FileExistsError): written to a temporary file, then hard-linked into
+    place — the link fails if the name was taken meanwhile — so a reader
+    never sees half of it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".remora-tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, 0o644)
+        os.link(temporary, path)
+    finally:
+        with_suppressed_unlink(temporary)
+
+
 def with_suppressed_unlink(path: str) -> None:
     """Remove a temporary file, ignoring that it may be gone already."""
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+class _Refused(Exception):
+    """A file is not as its edit was planned on; ``reason`` says how."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class DiskEditor:
@@ -80,19 +112,46 @@ class DiskEditor:
         self.root = root
         self.told: list[str] = []
 
+    async def check(self, files: Sequence[FileEdit]) -> str | None:
+        """Why the edits cannot be written now (a file changed on disk, a new
+        one exists, a path leads outside), or None; nothing is written.
+        """
+        try:
+            await self._targets(files)
+        except _Refused as refused:
+            return refused.reason
+        except PathRefused as refused:
+            return f"not written: {refused}"
+        except OSError as error:
+            return f"cannot write: {error.strerror} ({error.filename})"
+        return None
+
+    async def _targets(self, files: Sequence[FileEdit]) -> list[Path]:
+        """The real file of each edit, each checked against what it was
+        planned on (:class:`_Refused` saying why not).
+        """
+        targets = [real_project_file(self.root, file.path) for file in files]
+        for file, path in zip(files, targets, strict=True):
+            if file.create:
+                if path.exists() or path.is_symlink():
+                    raise _Refused(f"{file.path} exists now")
+                continue
+            current = await asyncio.to_thread(path.read_bytes)
+            if current != file.before:
+                raise _Refused(f"{file.path} changed on disk meanwhile")
+        return targets
+
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
         """Write every file atomically and read each back; nothing is written
         when one of them changed on disk since its edits were planned.
         """
         try:
-            targets = [real_project_file(self.root, file.path) for file in files]
-            for file, path in zip(files, targets, strict=True):
-                current = await asyncio.to_thread(path.read_bytes)
-                if current != file.before:
-                    return Applied(False, f"{file.path} changed on disk meanwhile")
+            targets = await self._targets(files)
             for file, path in zip(files, targets, strict=True):
                 if (reason := await self._write(file, path)) is not None:
                     return Applied(False, reason)
+        except _Refused as refused:
+            return Applied(False, refused.reason)
         except PathRefused as refused:
             return Applied(False, f"not written: {refused}")
         except OSError as error:
@@ -104,7 +163,13 @@ class DiskEditor:
         why it does not hold them, or None.
         """
         after = file.after()
-        await asyncio.to_thread(write_atomically, path, after)
+        if file.create:
+            try:
+                await asyncio.to_thread(create_exclusively, path, after)
+            except FileExistsError:
+                return f"{file.path} exists now: not overwritten"
+        else:
+            await asyncio.to_thread(write_atomically, path, after)
         if await asyncio.to_thread(path.read_bytes) != after:
             return f"{file.path} does not hold the edit after writing"
         log.info("wrote %s (%d bytes)", file.path, len(after))

@@ -15,6 +15,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from remora_core.agents.instructions import (
+    InstructionsTooLong,
+    instructions_of,
+    set_instructions,
+)
 from remora_core.discovery.files import secret_glob
 from remora_core.front.errors import Ambiguous, InvalidArguments, NotFound
 from remora_core.history.conversation import conversation, last_answer
@@ -132,6 +137,12 @@ class Nodes:
             return nodes[:limit]
         return self._index.graph.search(query, limit)
 
+    def peek(self, ids: list[str]) -> dict[str, CodeNode]:
+        """The nodes with these ids, without loading their files from the
+        store (a search's parents, while the graph loads).
+        """
+        return self._index.graph.peek(ids)
+
     def source(self, node: CodeNode) -> dict[str, Any]:
         """The node's current source for a reader outside the editor (an MCP
         host is a model too): ``{node_id, file_path, source, withheld}``, the
@@ -191,7 +202,8 @@ class Nodes:
     async def card(self, node: CodeNode, recent: int = RECENT_EVENTS) -> dict[str, Any]:
         """The node card: :func:`node_card` + pending proposals + recent events +
         the last answer and the conversation's latest entries (``history.py``),
-        what its runs cost, its subscriptions and whether it is muted.
+        what its runs cost, its subscriptions, whether it is muted and a
+        person's standing instructions for it.
         """
         parts = await self._startup.parts()
         card = node_card(self._index.graph, node)
@@ -205,4 +217,23 @@ class Nodes:
         card["usage"] = (await parts.swarm.usage.total(node_id=node.id)).to_json()
         card["muted"] = node.id in parts.swarm.rules.muted
         card["subscriptions"] = await node_subscriptions(parts.swarm, node.id)
+        card["instructions"] = await instructions_of(parts.agents.services.kv, node.id)
         return card
+
+    async def set_instructions(self, node: CodeNode, text: str) -> dict[str, Any]:
+        """Give ``node``'s agent a person's standing instructions ('' removes
+        them): ``{node_id, instructions, changed}``. Kept in its memory
+        (``agents/instructions.py``), in every later prompt of its agent.
+        """
+        parts = await self._startup.parts()
+        kv = parts.agents.services.kv
+        limit = self._index.config.limits.node_instructions_chars
+        try:
+            changed = await set_instructions(kv, node.id, text, limit)
+        except InstructionsTooLong as error:
+            raise InvalidArguments(str(error)) from None
+        return {
+            "node_id": node.id,
+            "instructions": await instructions_of(kv, node.id),
+            "changed": changed,
+        }

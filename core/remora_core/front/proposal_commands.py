@@ -1,5 +1,9 @@
 """Commands that decide proposals: accept (one or several), reject, diff, list.
 
+Every kind of proposal (``rewrite``, ``new_node``, ``revert``, ``new_file``,
+``change_set``) goes through these same commands and ids; ``members`` accepts
+part of a change set (DESIGN §15).
+
 Accepting goes through the door's editor (an open buffer through the person's
 editor, else the file on disk) and is verified before it is recorded
 (``front/accepting.py``); rejecting runs the agent again with the feedback.
@@ -7,7 +11,7 @@ editor, else the file on disk) and is verified before it is recorded
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictBool
 
@@ -31,6 +35,13 @@ class AcceptArgs(ProposalArgs):
         description="true: the editor applied the edit itself (the command of "
         "a code action carrying it); the command waits for the change that "
         "carries it and records it, never sending the edit again",
+    )
+    members: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None,
+        max_length=MAX_BATCH,
+        description="a change set's members to accept (indices of its "
+        "``members``); refused when one needs a member left out "
+        "(``depends_on``). None: the whole proposal",
     )
 
 
@@ -64,7 +75,7 @@ async def proposal_accept(app: RemoraApp, a: AcceptArgs, door: Door) -> Any:
     check it landed, record it.
     """
     return await app.proposals.accept(
-        a.proposal_id, door.editor, edit_applied=a.edit_applied
+        a.proposal_id, door.editor, edit_applied=a.edit_applied, members=a.members
     )
 
 
@@ -98,7 +109,11 @@ async def proposals_list(app: RemoraApp, a: ProposalsArgs, door: Door) -> Any:
     """Proposals, newest first, of a file and a status if given."""
     path = project_path(app.root, a.uri, a.path)
     return [
-        {**app.proposals.summary(p), "uri": file_uri(app.root, p.file_path)}
+        {
+            **app.proposals.summary(p),
+            "uri": file_uri(app.root, p.file_path),
+            "title": app.proposals.title(p),
+        }
         for p in app.proposals.list(path=path, status=a.status)
     ]
 

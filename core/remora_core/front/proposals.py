@@ -1,7 +1,12 @@
 """The ``proposals`` facade: list, diff, accept, reject.
 
 A proposal reference is its id (``pr_`` + 12 hex digits) or a unique prefix of
-it. Accepting is the one use case of :mod:`.accepting`, through the editor the
+it. Every kind — ``rewrite``, ``new_node``, ``revert``, ``new_file``,
+``change_set`` — goes through the same calls; a change set's diff is every
+file's, with each member's own, and ``accept(…, members=[i, …])`` accepts
+part of it where its ``depends_on`` allows (``review/change_sets.py``).
+
+Accepting is the one use case of :mod:`.accepting`, through the editor the
 app was opened with (or one given per call: the control socket writes files
 no editor holds open on disk). Rejecting records the feedback and runs the
 agent again with it; it shares the decision lock with accepting.
@@ -23,6 +28,7 @@ from remora_core.front.errors import (
     NotFound,
 )
 from remora_core.model import ProposalStatus
+from remora_core.review.change_sets import describe, refuse_partial
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
 from remora_core.review.hidden_chars import note, reveal
@@ -113,7 +119,7 @@ class Proposals:
         start_byte}`` of a proposal.
         """
         proposal = self.find(ref)
-        return {
+        shown: dict[str, Any] = {
             "file_path": proposal.file_path,
             "start_byte": proposal.start_byte,
             "diff": proposal.diff,
@@ -121,7 +127,37 @@ class Proposals:
             "new_source": proposal.new_source,
             "status": proposal.status,
             "checks": [check.to_json() for check in proposal.checks],
+            "kind": proposal.kind,
         }
+        if proposal.members:
+            shown["members"] = [
+                {
+                    "index": index,
+                    "path": member.path,
+                    "node_id": member.node_id,
+                    "kind": member.kind,
+                    "old_source": member.old_source,
+                    "new_source": member.new_source,
+                    "diff": member.diff,
+                }
+                for index, member in enumerate(proposal.members)
+            ]
+            shown["depends_on"] = [list(pair) for pair in proposal.depends_on]
+        if proposal.kind == "change_set":
+            shown["summary"] = proposal.summary
+        return shown
+
+    def title(self, proposal: Proposal) -> str:
+        """What accepting does, in a few words: ``create tests/test_x.py
+        (+24)``, ``Change set: add currency (4 definitions in 3 files, 1 new
+        file)``, or the headline of any other proposal.
+        """
+        if proposal.kind == "new_file":
+            added = _added(proposal.diff)
+            return f"create {proposal.file_path} (+{added})"
+        if proposal.kind == "change_set":
+            return f"Change set: {proposal.summary} ({describe(proposal.members)})"
+        return self.headline(proposal)
 
     def headline(self, proposal: Proposal) -> str:
         """What the proposal changes, in one line: ``rewrite (+3 −1): reason``."""
@@ -142,44 +178,82 @@ class Proposals:
             text = f"{text} ⚠ {hidden}"
         return f"{text}: {reveal(reason[:80])}" if reason else text
 
+    def anchors(self, proposal: Proposal, path: str) -> list[str]:
+        """The nodes of ``path`` a pending proposal is shown on: the node that
+        asked for it and, for a change set, each member's node there.
+        """
+        found: list[str] = []
+        for node_id in (proposal.node_id, *(m.node_id for m in proposal.members)):
+            node = self._index.graph.get(node_id) if node_id else None
+            if node is not None and node.file_path == path and node_id not in found:
+                found.append(node.id)
+        return found
+
+    def describe(self, proposal: Proposal) -> str:
+        """A pending proposal's diagnostic: what it changes and its reason."""
+        if proposal.kind == "new_file":
+            reason = proposal.summary
+            said = f"Remora proposes to {self.title(proposal)}"
+            return f"{said}: {reveal(reason[:80])}" if reason else said
+        if proposal.kind == "change_set":
+            return f"Remora proposes a {self.title(proposal)}"
+        return f"Remora proposes a {self.headline(proposal)}"
+
     def checks_line(self, proposal: Proposal) -> str:
         """What was checked in one line: ``✓ docstring-only: … · ✓ tests: 3 passed``."""
         return " · ".join(check.summary() for check in proposal.checks)
 
-    def plan(self, proposal: Proposal) -> FileEdit:
-        """The edit applying ``proposal`` now (for an editor's code action);
-        :class:`CannotApply` saying why not. The text it produces is written
-        down in the background so an acceptance the editor applies just
-        before a crash is still recorded.
+    def plan(self, proposal: Proposal) -> list[FileEdit]:
+        """The edits applying ``proposal`` now, one per file (for an editor's
+        code action); :class:`CannotApply` saying why not. The text they
+        produce is written down in the background so an acceptance the editor
+        applies just before a crash is still recorded.
         """
         parts = self._startup.now()
         assert parts is not None  # a pending proposal exists only once started
         review = parts.agents.review
         try:
-            planned = review.plan(proposal)
+            files = review.plan_files(proposal)
         except NotApplicable as problem:
             raise CannotApply(problem.reason) from None
         if not parts.following:
-            self._index.tasks.spawn(review.expect(planned), name="expect acceptance")
-        return FileEdit.of(planned)
+            self._index.tasks.spawn(
+                review.expect(files[0].edits[0]), name="expect acceptance"
+            )
+        return files
 
     async def accept(
-        self, ref: Any, editor: Editor | None = None, *, edit_applied: bool = False
+        self,
+        ref: Any,
+        editor: Editor | None = None,
+        *,
+        edit_applied: bool = False,
+        members: list[int] | None = None,
     ) -> dict[str, Any]:
         """Accept a proposal: ``{applied, reason?}`` (see :mod:`.accepting`;
-        ``edit_applied``: the editor applied a code action's edit itself).
+        ``edit_applied``: the editor applied a code action's edit itself;
+        ``members``: the part of a change set to accept).
         """
         parts = await self._startup.parts()
         proposal = self.find(ref)
         self._startup.ensure_owner("accept proposals")
+        chosen: tuple[int, ...] | None = None
+        if members is not None:
+            try:
+                chosen = refuse_partial(proposal, members)
+            except ValueError as problem:
+                raise InvalidArguments(str(problem)) from None
+            if len(chosen) == len(proposal.members):
+                chosen = None  # all of it: the set as a whole
         result = await accepting.accept(
             parts.agents.review,
             editor or self.editor,
             proposal,
             edit_applied=edit_applied,
+            members=chosen,
         )
         if result["applied"]:
-            await self._reread([proposal.file_path])
+            await self._reread(list(proposal.paths()))
         return result
 
     async def accept_many(
@@ -192,11 +266,19 @@ class Proposals:
         parts = await self._startup.parts()
         self._startup.ensure_owner("accept proposals")
         ids = {ref: self._id_of(ref) for ref in refs}
-        known = [i for i in ids.values() if i is not None]
         results: dict[str, dict[str, Any]] = {}
+        for found in ids.values():
+            proposal = self.get(found) if found is not None else None
+            if proposal is not None and proposal.members:
+                # One set, one atomic edit of its own: never mixed with others.
+                results[found or ""] = {
+                    "proposal_id": found,
+                    **await self.accept(found, editor),
+                }
+        known = [i for i in ids.values() if i is not None and i not in results]
         if known:
             done = await accept_many(parts.agents.review, known, editor or self.editor)
-            results = {item["proposal_id"]: item for item in done}
+            results |= {item["proposal_id"]: item for item in done}
             applied = [self.get(i) for i, r in results.items() if r["applied"]]
             await self._reread([p.file_path for p in applied if p is not None])
         missing = {"applied": False, "reason": "there is no such proposal"}
@@ -267,3 +349,12 @@ class Proposals:
             log.info("no feedback for %s: %s", proposal.id, error)
             return ""
         return answer or ""
+
+
+def _added(diff: str) -> int:
+    """Lines a diff adds."""
+    return sum(
+        1
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )

@@ -23,6 +23,7 @@ supersedes nothing and rejecting it runs no agent.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -146,12 +147,16 @@ class Reverts:
     async def _undo(
         self, parts: ProjectParts, accepted: list[Proposal], why: str
     ) -> dict[str, Any]:
-        """One revert proposal per file of ``accepted`` (newest undone first)."""
+        """One revert proposal per file of ``accepted`` (newest undone first;
+        a change set's accepted members each in its file; a created file is
+        not deleted — refused, naming it).
+        """
         by_file: dict[str, list[Proposal]] = {}
-        for proposal in sorted(accepted, key=lambda p: p.decided_at or 0, reverse=True):
-            by_file.setdefault(proposal.file_path, []).append(proposal)
-        made: list[str] = []
         refused: list[Refused] = []
+        for proposal in sorted(accepted, key=lambda p: p.decided_at or 0, reverse=True):
+            for part in _edits_of(proposal, refused):
+                by_file.setdefault(part.file_path, []).append(part)
+        made: list[str] = []
         for path, undone in by_file.items():
             data = parts.agents.services.read_text(path)
             if data is None:
@@ -194,6 +199,36 @@ class Reverts:
             )
         )
         return [proposal.id]
+
+
+def _edits_of(proposal: Proposal, refused: list[Refused]) -> list[Proposal]:
+    """The edits an accepted proposal made, one per place: itself, or each
+    accepted member of a set (a new file goes to ``refused``: no proposal
+    deletes a file).
+    """
+    if not proposal.members:
+        return [proposal]
+    chosen = proposal.accepted_members
+    parts: list[Proposal] = []
+    for index, member in enumerate(proposal.members):
+        if chosen is not None and index not in chosen:
+            continue
+        if member.kind == "new_file":
+            lines = max(1, member.new_source.count("\n"))
+            why = f"{member.path} was created by {proposal.id}: delete it by hand"
+            refused.append(Refused(proposal.id, member.path, 1, lines, why))
+            continue
+        parts.append(
+            dataclasses.replace(
+                proposal,
+                file_path=member.path,
+                start_byte=member.start_byte,
+                old_source=member.old_source,
+                new_source=member.new_source,
+                members=(),
+            )
+        )
+    return parts
 
 
 def _hashes(read: Callable[[str], bytes | None], paths: list[str]) -> dict[str, str]:

@@ -33,6 +33,7 @@ without git (or before the first commit) ``HEAD`` holds nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -97,10 +98,13 @@ async def newest_first(
     def order(db: sqlite3.Connection) -> list[int]:
         # Only the keys are sorted (a few bytes a proposal); the sources are
         # read a page at a time, by rowid.
+        # A change set's edits are its members (``parts``): its rows are
+        # those whose JSON names the path, checked exactly when read.
         rows = db.execute(
-            "SELECT rowid FROM proposals WHERE status = ? AND file_path = ? "
+            "SELECT rowid FROM proposals WHERE status = ? AND (file_path = ? "
+            "OR (kind = 'change_set' AND instr(parts, ?) > 0)) "
             "ORDER BY COALESCE(decided_at, 0) DESC, rowid DESC",
-            (ProposalStatus.ACCEPTED, path),
+            (ProposalStatus.ACCEPTED, path, json.dumps(path)),
         )
         return [row[0] for row in rows]
 
@@ -110,17 +114,47 @@ async def newest_first(
 
         def work(db: sqlite3.Connection, page=page) -> list[Accepted]:
             marks = ", ".join("?" * len(page))
-            found = {
-                row[0]: Accepted(*row[1:])
-                for row in db.execute(
-                    "SELECT rowid, id, node_id, file_path, old_source, new_source, "
-                    f"COALESCE(decided_at, 0) FROM proposals WHERE rowid IN ({marks})",
-                    page,
+            found: dict[int, list[Accepted]] = {}
+            for row in db.execute(
+                "SELECT rowid, id, node_id, file_path, old_source, new_source, "
+                "COALESCE(decided_at, 0), kind, parts FROM proposals "
+                f"WHERE rowid IN ({marks})",
+                page,
+            ):
+                *fields, kind, parts = row[1:]
+                found[row[0]] = (
+                    _members_in(path, fields, parts)
+                    if kind == "change_set"
+                    else [Accepted(*fields)]
                 )
-            }
-            return [found[rowid] for rowid in page if rowid in found]
+            return [a for rowid in page for a in found.get(rowid, [])]
 
         yield await database.read(work, "reading accepted proposals") or []
+
+
+def _members_in(path: str, fields: list[Any], parts: str) -> list[Accepted]:
+    """The accepted members of a change set that edited ``path``."""
+    try:
+        loaded = json.loads(parts or "{}")
+    except ValueError:
+        return []
+    chosen = loaded.get("accepted_members") if isinstance(loaded, dict) else None
+    members = loaded.get("members") if isinstance(loaded, dict) else None
+    proposal_id, agent_id, _file, _old, _new, accepted_at = fields
+    return [
+        Accepted(
+            proposal_id,
+            agent_id,
+            path,
+            str(member.get("old_source") or ""),
+            str(member.get("new_source") or ""),
+            accepted_at,
+        )
+        for index, member in enumerate(members or [])
+        if isinstance(member, dict)
+        and member.get("path") == path
+        and (chosen is None or index in chosen)
+    ]
 
 
 def written(proposal: Accepted) -> list[tuple[int, str]]:
@@ -311,7 +345,18 @@ async def attributed_paths(database: Database | None) -> list[str]:
             "ORDER BY file_path",
             (ProposalStatus.ACCEPTED,),
         )
-        return [row[0] for row in rows]
+        paths = {row[0] for row in rows}
+        sets = db.execute(  # a change set's files are its members'
+            "SELECT parts FROM proposals WHERE status = ? AND kind = 'change_set'",
+            (ProposalStatus.ACCEPTED,),
+        )
+        for (parts,) in sets:
+            try:
+                members = json.loads(parts or "{}").get("members") or []
+            except (ValueError, AttributeError):
+                continue
+            paths |= {m["path"] for m in members if isinstance(m, dict) and "path" in m}
+        return sorted(paths)
 
     return await database.read(work, "reading accepted proposals") or []
 

@@ -32,7 +32,7 @@ from remora_core.discovery import FileExtraction, FileFilter
 from remora_core.discovery.files import SourceSkipped
 from remora_core.index.changes import ChangeTracker
 from remora_core.index.codegraph import CodeGraph
-from remora_core.index.graph_loading import fill_graph, open_graph
+from remora_core.index.graph_loading import StoredNames, fill_graph, open_graph
 from remora_core.index.index_reports import IndexListener, Unheard
 from remora_core.index.index_writes import IndexWrites, snapshot
 from remora_core.index.indexer import Extractor, Stat, Vouched
@@ -76,6 +76,8 @@ class CodeIndex:
         self.records: dict[str, FileRecord] = {}
         self.store: NodeStore | None = None
         """Where the index is written; None while not loaded, or memory only."""
+        self.stored_names: StoredNames | None = None
+        """Keeps the store's name index (a lazily loaded graph's only)."""
         self.writes = IndexWrites()
         """Files and renames not yet written to the store."""
         self.changes = ChangeTracker()
@@ -128,10 +130,13 @@ class CodeIndex:
         (``store/graph_loading.py``).
         """
         self.store = store
-        files = await open_graph(self.graph, store, lazy=lazy)
-        self.records = {record.path: record for record in files}
-        self.tasks.spawn(fill_graph(self.graph, self.indexed), name="load graph")
-        for record in files:
+        opened = await open_graph(self.graph, store, lazy=lazy)
+        self.stored_names = opened.names
+        self.records = {record.path: record for record in opened.files}
+        self.tasks.spawn(
+            fill_graph(self.graph, self.indexed, names=opened.names), name="load graph"
+        )
+        for record in opened.files:
             if record.status == "present":
                 self.modules.add(record.path)
 

@@ -18,12 +18,15 @@ changed, so an unloaded file is exactly what the store holds.
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from remora_core.index.search import search_nodes
 from remora_core.index.symbol_index import SEPARATOR, SymbolIndex, active_nodes
+from remora_core.index.symbol_snapshot import SymbolSnapshot
 from remora_core.model import (
     AgentStatus,
     CodeNode,
@@ -32,6 +35,8 @@ from remora_core.model import (
     NodeKind,
     NodeStatus,
 )
+
+log = logging.getLogger(__name__)
 
 
 class GraphSource(Protocol):
@@ -65,6 +70,10 @@ class GraphSource(Protocol):
         """How many stored nodes are active."""
         ...
 
+    def nodes(self, ids: list[str]) -> list[CodeNode]:
+        """The stored nodes with these ids (those that are stored)."""
+        ...
+
     def close(self) -> None:
         """Stop reading the store."""
         ...
@@ -95,6 +104,9 @@ class CodeGraph:
         """Active nodes read from the store so far (for counting the rest)."""
         self._completed: asyncio.Event | None = None
         """Set once nothing is pending (made by the first :meth:`wait_complete`)."""
+        self.last_use = 0.0
+        """When (``time.monotonic``) a person last searched or a file was
+        last changed: the background load waits for a pause."""
         self.hurried = asyncio.Event()
         """Set when someone waits for the whole graph (a symbol search on a
         warm start): the background load starts without its quiet delay.
@@ -103,6 +115,14 @@ class CodeGraph:
         """Names of the active nodes for :meth:`search`; every change below
         marks its file there.
         """
+        self._peeked: dict[str, CodeNode] = {}
+        """Nodes :meth:`peek` read from the store (a search's results and
+        their parents come again as a person types); trusted only while
+        their file is still only in the store."""
+        self.snapshot: SymbolSnapshot | None = None
+        """The stored name index (``symbol_snapshot.py``): while files are
+        still only in the store, it answers for them and :attr:`symbols` for
+        the loaded ones."""
 
     # ---- loading ---------------------------------------------------------------
 
@@ -120,6 +140,7 @@ class CodeGraph:
         self._pending.update(file_ids)
         self._present = present & self._pending
         self._source = source
+        self.snapshot = None
         if self._pending and self._completed is not None and self._completed.is_set():
             self._completed = None  # complete no more: later waits wait again
 
@@ -128,6 +149,8 @@ class CodeGraph:
         source, self._source = self._source, None
         self._pending.clear()
         self._present.clear()
+        self.snapshot = None
+        self._peeked.clear()
         self._note_complete()
         if source is not None:
             source.close()
@@ -159,6 +182,10 @@ class CodeGraph:
         self._load(batch)
         return bool(self._pending)
 
+    def load_files(self, paths: list[str]) -> None:
+        """Load these files now if they are still only in the store."""
+        self._load([path for path in paths if path in self._pending])
+
     def load_all(self) -> None:
         """Load every file still only in the store."""
         self._load(list(self._pending))
@@ -172,6 +199,8 @@ class CodeGraph:
             return
         self._pending.difference_update(paths)
         self._present.difference_update(paths)
+        if self.snapshot is not None:  # the live name index answers for them
+            self.snapshot.exclude(paths)
         self._note_complete()
         if self._source is None:
             return
@@ -261,14 +290,61 @@ class CodeGraph:
     def search(self, query: str, limit: int) -> list[CodeNode]:
         """The ``limit`` active nodes best matching ``query``, ranked as
         :func:`~remora_core.index.search.search_nodes` ranks them, from the
-        name index (``symbol_index.py``) instead of looking at every node.
+        name index (``symbol_index.py``) instead of looking at every node;
+        while files are still only in the store, from the stored name index
+        for those (:attr:`snapshot`) and the live one for the others.
         """
+        self.last_use = time.monotonic()
         wanted = query.strip().lower()
         if not wanted or SEPARATOR in wanted:
             return search_nodes(self.active(), query, limit)
+        if self.snapshot is not None and self._pending:
+            try:
+                return self._search_split(self.snapshot, wanted, limit)
+            except (IndexError, ValueError, OverflowError) as error:
+                log.warning("the stored names are damaged (%r): not used", error)
+                self.snapshot = None
         self.load_all()
         self.catch_up_symbols()
         return self.symbols.search(wanted, limit)
+
+    @property
+    def searchable(self) -> bool:
+        """Whether :meth:`search` answers without loading the whole graph."""
+        return self.complete or self.snapshot is not None
+
+    def _search_split(
+        self, snapshot: SymbolSnapshot, wanted: str, limit: int
+    ) -> list[CodeNode]:
+        self.catch_up_symbols()  # the loaded files
+        nodes = self._nodes
+        live = self.symbols.ranked(wanted, limit)
+        stored = snapshot.search(wanted, limit, nodes.__contains__)
+        best = sorted(live + stored)[:limit]
+        found = self.peek([hit[4] for hit in best])
+        return [found[hit[4]] for hit in best if hit[4] in found]
+
+    def peek(self, ids: list[str]) -> dict[str, CodeNode]:
+        """The nodes with these ids that exist, without loading their files:
+        those in memory, and the others as the store holds them (a file not
+        loaded is exactly what the store holds).
+        """
+        found = {i: node for i in ids if (node := self._nodes.get(i)) is not None}
+        if not self._pending or self._source is None:
+            return found
+        pending, peeked = self._pending, self._peeked
+        rest = []
+        for node_id in ids:
+            if node_id not in found:
+                node = peeked.get(node_id)
+                if node is not None and node.file_path in pending:
+                    found[node_id] = node
+                else:
+                    rest.append(node_id)
+        for node in self._source.nodes(rest) if rest else ():
+            if node.file_path in pending:
+                found[node.id] = peeked[node.id] = node
+        return found
 
     def catch_up_symbols(self, count: int | None = None) -> bool:
         """Bring up to ``count`` changed files (all: None) up to date in the
@@ -377,6 +453,7 @@ class CodeGraph:
     def put_file(self, file_node: CodeNode, definitions: list[CodeNode]) -> None:
         """Record the current nodes of one file (orphans included)."""
         path = file_node.file_path
+        self.last_use = time.monotonic()
         self._ensure(path)
         self._nodes[file_node.id] = file_node
         self.file_ids[path] = file_node.id

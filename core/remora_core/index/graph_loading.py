@@ -9,8 +9,12 @@ connection that
 :class:`~remora_core.index.codegraph.CodeGraph` asks, synchronously and cheaply (an
 indexed query per file or per node), for whatever it has not loaded yet. Once
 the workspace is indexed, :func:`fill_graph` loads the rest in small batches
-between other work, so requests are never queued behind it for long and
-questions about the whole project end up answered from memory.
+between other work, whenever the person pauses, so requests are never queued
+behind it for long and questions about the whole project end up answered
+from memory. Symbol searches meanwhile are answered from the name index kept
+in the store (``symbol_snapshot.py``, read by :func:`open_graph` with the
+file records), which :class:`StoredNames` builds again when it is missing or
+out of date.
 
 Why synchronous reads on the event loop: the graph's readers are synchronous
 (an outline, a hover, an agent's prompt), and one file's rows take a fraction
@@ -26,11 +30,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import multiprocessing
+import os
 import sqlite3
 import threading
-from concurrent.futures import Future
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from remora_core.index.collector import collector_paused
+from remora_core.index.symbol_snapshot import (
+    SymbolSnapshot,
+    build_from,
+    opened,
+    read_stored,
+    write_stored,
+)
+from remora_core.index.workers import start_worker
 from remora_core.model import AgentStatus, CodeNode, Edge, EdgeKind
 from remora_core.store.nodes import (
     EDGE_KINDS,
@@ -57,6 +75,8 @@ TALLY_WAIT_S = 10.0
 busy store; the event loop must never wait on it for good)."""
 FILL_BATCH = 8
 """Files loaded per step in the background (a few milliseconds each)."""
+FILL_QUIET_S = 0.5
+"""How long after a search or an edit the background load goes on."""
 
 HURRIED_BATCH = 128
 """Files loaded per step when a request waits for them (~50 ms)."""
@@ -64,12 +84,19 @@ SYMBOL_BATCH = 32
 """Files added to the name index per step in the background (~0.2 ms each)."""
 SYMBOL_PAUSE_S = 0.02
 """Between such steps while the workspace is being indexed."""
+STALE_USED = 256
+"""At most this many files changed since the stored name index was built for
+it to be used (each is loaded from the store at start, ~0.6 ms)."""
+STALE_KEPT = 16
+"""Above this many, the stored name index is built again once the graph is
+whole."""
 
 _NODES = f"SELECT {NODE_COLUMNS} FROM nodes WHERE file_path = ?"
 _ACTIVE = "SELECT COUNT(*) FROM nodes WHERE status = 'active'"
 _BUSY = (
     "SELECT DISTINCT agent_status, file_path FROM nodes WHERE agent_status != 'idle'"
 )
+_IDS_PER_QUERY = 500
 _EDGES = (
     "SELECT from_id, to_id, kind FROM edges WHERE file_path = ? AND kind != 'parent_of'"
 )
@@ -169,6 +196,16 @@ class StoredGraph:
             found[path] = (nodes, edges)
         return found
 
+    def nodes(self, ids: list[str]) -> list[CodeNode]:
+        """The stored nodes with these ids (those that are stored)."""
+        found = []
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            chunk = ids[start : start + _IDS_PER_QUERY]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})"
+            found.extend(row_node(row) for row in self._rows(sql, tuple(chunk)))
+        return found
+
     def file_of(self, node_id: str) -> str | None:
         """The path a node is stored under."""
         rows = self._rows("SELECT file_path FROM nodes WHERE id = ?", (node_id,))
@@ -221,34 +258,145 @@ def _records(db: sqlite3.Connection) -> list[FileRecord]:
     return [FileRecord(*row) for row in db.execute(f"SELECT {FILE_COLUMNS} FROM files")]
 
 
-async def open_graph(
-    graph: CodeGraph, store: NodeStore, *, lazy: bool
-) -> list[FileRecord]:
+def _start_up(
+    db: sqlite3.Connection,
+) -> tuple[list[FileRecord], SymbolSnapshot | None, list[str]]:
+    """The file records, the stored name index and the files it cannot answer
+    for, in one read (so that the two agree).
+    """
+    db.execute("BEGIN")
+    try:
+        files = _records(db)
+        data, stored = read_stored(db)
+    finally:
+        db.execute("ROLLBACK")
+    snapshot, stale = opened(data, stored)
+    return files, snapshot, stale
+
+
+@dataclass
+class OpenedGraph:
+    """What :func:`open_graph` found."""
+
+    files: list[FileRecord]
+    names: StoredNames | None = None
+    """Who keeps the stored name index (a lazily loaded graph's only)."""
+
+
+async def open_graph(graph: CodeGraph, store: NodeStore, *, lazy: bool) -> OpenedGraph:
     """Load the stored graph into ``graph`` (lazily when ``lazy`` and the store
-    is writable); the stored file records.
+    is writable, with the stored name index to answer symbol searches
+    meanwhile); the stored file records.
     """
     database = store.database
     if not (lazy and database.writable):
         files, nodes, edges = await store.load()
         graph.load(nodes, edges)
-        return files
-    files = await database.read(_records, "loading the project")
-    if files is None:
-        return []
+        return OpenedGraph(files)
+    found = await database.read(_start_up, "loading the project")
+    if found is None:
+        return OpenedGraph([])
+    files, snapshot, stale = found
     file_ids = {record.path: record.file_id for record in files if record.file_id}
     present = {record.path for record in files if record.status == "present"}
     graph.attach(file_ids, present, StoredGraph(database))
-    return files
+    names = StoredNames(database)
+    if snapshot is not None and len(stale) <= STALE_USED:
+        graph.snapshot = snapshot
+        # Changed since the snapshot: the live name index answers for them.
+        graph.load_files([path for path in stale if path in file_ids])
+        names.wanted = len(stale) > STALE_KEPT
+        log.info(
+            "symbol search from the stored names (%d files, %d changed since)",
+            snapshot.files,
+            len(stale),
+        )
+    return OpenedGraph(files, names)
+
+
+class StoredNames:
+    """Builds the stored name index again once the graph is whole, when the
+    one found at start was missing, damaged or out of date.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self.wanted = True
+        """Whether to build it (none usable was found)."""
+        self.written = asyncio.Event()
+        """Set once this process stored a snapshot."""
+
+    async def refresh(self) -> None:
+        """Build the snapshot in a process of its own from the store as it
+        is now, then store it; a failure is logged, the next start tries again.
+        """
+        if not self.wanted or not self.database.writable:
+            return
+        self.wanted = False
+        loop = asyncio.get_running_loop()
+        try:
+            pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=start_worker,
+                initargs=(os.getpid(),),
+            )
+        except (OSError, RuntimeError) as error:
+            log.warning("cannot start building the stored names: %s", error)
+            return
+        try:
+            data = await loop.run_in_executor(
+                pool,
+                build_from,
+                str(self.database.path.absolute()),
+                self.database.busy_timeout_ms / 1000,
+            )
+        except (OSError, RuntimeError, BrokenProcessPool) as error:
+            log.warning("cannot build the stored names: %s", error)
+            return
+        finally:
+            # Stopped too when the project closes meanwhile: the interpreter
+            # would otherwise wait for the build at exit.
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
+        if data is None:
+            return
+        stored = await self.database.transaction(
+            lambda db: write_stored(db, data), "storing the names"
+        )
+        if stored is not None:
+            self.written.set()
+
+
+async def _after_others(graph: CodeGraph) -> None:
+    """Let whatever waits run; while a person searches or edits (and nobody
+    waits for the whole graph), wait until they pause: with the stored name
+    index nothing they do needs the rest of the graph loaded.
+    """
+    await asyncio.sleep(0)
+    while not graph.hurried.is_set():
+        quiet = graph.last_use + FILL_QUIET_S - time.monotonic()
+        if quiet <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(graph.hurried.wait(), quiet)
 
 
 async def fill_graph(
-    graph: CodeGraph, start: asyncio.Event, *, delay: float = FILL_DELAY_S
+    graph: CodeGraph,
+    start: asyncio.Event,
+    *,
+    delay: float = FILL_DELAY_S,
+    names: StoredNames | None = None,
 ) -> None:
     """Once ``start`` is set and ``delay`` has passed, load what is left of the
     graph in small steps, each after whatever else was waiting to run, adding
     each step's files to the name index (``symbol_index.py``). Until ``start``,
     index the names of the files indexed so far now and then. Someone waiting
-    for the whole graph (``graph.hurried``) cuts the delay short.
+    for the whole graph (``graph.hurried``) cuts the delay short. Then store
+    the name index if ``names`` wants it.
     """
     while not start.is_set():
         # Files indexed so far join the name index between the indexer's
@@ -258,11 +406,17 @@ async def fill_graph(
             await asyncio.wait_for(start.wait(), SYMBOL_PAUSE_S)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(graph.hurried.wait(), delay)
-    while graph.load_some(HURRIED_BATCH if graph.hurried.is_set() else FILL_BATCH):
-        graph.catch_up_symbols()  # what was just loaded
-        await asyncio.sleep(0)
-    while graph.catch_up_symbols(SYMBOL_BATCH):
-        await asyncio.sleep(0)
+    # The graph doubles the heap: collections meanwhile would walk it again
+    # and again (seconds of stalls on a large project); the server freezes
+    # it once complete.
+    with collector_paused():
+        while graph.load_some(HURRIED_BATCH if graph.hurried.is_set() else FILL_BATCH):
+            graph.catch_up_symbols()  # what was just loaded
+            await _after_others(graph)
+        while graph.catch_up_symbols(SYMBOL_BATCH):
+            await _after_others(graph)
     # Complete only now: what waits for the whole graph (the server freezes
     # the heap then, so that collections skip it) finds the name index built.
     graph.detach()
+    if names is not None:
+        await names.refresh()

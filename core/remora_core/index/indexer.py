@@ -19,13 +19,9 @@ dies with the server, even when the server is killed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import logging
 import multiprocessing
 import os
-import signal
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +36,7 @@ from remora_core.discovery.files import (
     list_sources,
     read_source,
 )
+from remora_core.index.workers import start_worker
 
 log = logging.getLogger(__name__)
 
@@ -48,50 +45,12 @@ POOL_THRESHOLD = 24
 BATCH_SIZE = 16
 AHEAD_MAX = 4
 """Workers :meth:`Extractor.start_ahead` starts at most."""
-WORKER_NICENESS = 10
-"""How much lower than the server's the workers' CPU priority is."""
 
 
 def _ready() -> None:
     """A worker's first task when started ahead: being up, with this module
     (and so the parser) imported.
     """
-
-
-def _start_worker(server_pid: int) -> None:
-    """Worker initializer: anything written to fd 1 goes to stderr instead, the
-    worker yields the CPU to the server (see the module docstring) and dies
-    with it.
-    """
-    os.dup2(2, 1)
-    with contextlib.suppress(OSError):  # not allowed: workers compete as equals
-        os.nice(WORKER_NICENESS)
-    _die_with(server_pid)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with(server_pid: int) -> None:
-    """Linux: the kernel kills this worker when the server dies, even by
-    SIGKILL. Otherwise the worker would wait forever on a queue that nobody
-    fills any more, holding the pipes (and so the files) the server held.
-
-    Strictly, the signal comes when the *thread* that started the worker
-    ends: pools are made on the event loop's thread, which lives as long as
-    the server.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        failed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0
-    except (OSError, AttributeError):
-        failed = True
-    if failed:  # orphans may linger after a kill
-        log.debug("cannot tie the worker's life to the server's")
-    if os.getppid() != server_pid:  # the server died before that
-        os._exit(0)
 
 
 Stat = tuple[int, int, int, int]
@@ -225,7 +184,7 @@ class Extractor:
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker,
+            initializer=start_worker,
             initargs=(os.getpid(),),
         )
 
@@ -276,6 +235,8 @@ class Extractor:
         self.release_ahead()
         pool, self._pool = self._pool, None
         if pool is not None:
+            # Taken first: shutting down forgets them (``_processes`` is None).
+            processes = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            for process in list(getattr(pool, "_processes", {}).values()):
+            for process in processes:
                 process.terminate()

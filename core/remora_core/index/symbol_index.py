@@ -289,6 +289,12 @@ class SymbolIndex:
         """The ``limit`` best matches of ``wanted`` (already stripped and
         lowercased, not empty), ranked as ``search.py`` ranks them.
         """
+        return [self._nodes[hit[4]] for hit in self.ranked(wanted, limit)]
+
+    def ranked(self, wanted: str, limit: int) -> list[tuple[int, int, str, int, str]]:
+        """The sort keys (rank, qualified-name length, path, start byte, id)
+        of :meth:`search`'s answer, best first.
+        """
         found: list[tuple[int, int, str, int, str]] = []
         seen: set[str] = set()
         nodes = self._nodes
@@ -376,7 +382,7 @@ class SymbolIndex:
         if not done:
             take(5, grouped([(self._qualified, self._qualified.fuzzy(wanted))]))
         found.sort()
-        return [nodes[item[4]] for item in found[:limit]]
+        return found[:limit]
 
 
 def active_nodes(

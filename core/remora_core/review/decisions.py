@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
@@ -45,7 +46,8 @@ from remora_core.events.models import (
     RewriteStale,
 )
 from remora_core.model import NodeStatus, ProposalStatus
-from remora_core.review.edits import PlannedEdit
+from remora_core.review.change_sets import Stale, plan_members
+from remora_core.review.edits import FileEdit, PlannedEdit
 from remora_core.review.proposals import ProposalError, text_hash
 
 if TYPE_CHECKING:
@@ -138,6 +140,52 @@ class Review:
             before=text,
         )
 
+    def plan_files(
+        self,
+        proposal: Proposal,
+        members: tuple[int, ...] | None = None,
+        *,
+        remember: bool = True,
+    ) -> list[FileEdit]:
+        """The edits of ``proposal`` now, one per file (a change set's chosen
+        ``members``, all when None); :class:`NotApplicable` if there are none
+        — a set is stale as a whole when any of its files changed.
+        """
+        if not proposal.members:
+            return [FileEdit.of(self.plan(proposal, remember=remember))]
+        if proposal.status != ProposalStatus.PENDING:
+            raise NotApplicable(
+                f"proposal {proposal.id} is already {proposal.status}", stale=False
+            )
+        landing = self._digests(proposal.id)
+        try:
+            files = plan_members(
+                proposal,
+                members,
+                self.services.read_text,
+                self.services.document_version,
+                held=lambda path, text: landing.get(path) == text_hash(text),
+            )
+        except Stale as stale:
+            raise NotApplicable(str(stale), stale=True) from None
+        if remember:
+            digests = {file.path: text_hash(file.after()) for file in files}
+            self.expected[proposal.id] = json.dumps(digests, sort_keys=True)
+        return files
+
+    def _digests(self, proposal_id: str) -> dict[str, str]:
+        """Path → digest each file of a set holds once its accepted edit
+        landed (a set's expectation is JSON; a single proposal's is a digest).
+        """
+        expected = self.expected.get(proposal_id)
+        if expected is None or not expected.startswith("{"):
+            return {}
+        try:
+            found = json.loads(expected)
+        except ValueError:
+            return {}
+        return found if isinstance(found, dict) else {}
+
     def _rewrite_span(self, proposal: Proposal, text: bytes) -> tuple[int, int]:
         node = self.services.graph.get(proposal.node_id)
         if node is None or node.status is not NodeStatus.ACTIVE:
@@ -157,6 +205,13 @@ class Review:
         expected = self.expected.get(proposal.id)
         if expected is None:
             return False
+        if expected.startswith("{"):  # a change set (or new file): every file
+            digests = self._digests(proposal.id)
+            read = self.services.read_text
+            return bool(digests) and all(
+                (text := read(path)) is not None and text_hash(text) == digest
+                for path, digest in digests.items()
+            )
         text = self.services.read_text(proposal.file_path)
         return text is not None and text_hash(text) == expected
 
@@ -167,9 +222,13 @@ class Review:
         editor says it applied it (``didChange``); each change of the file
         wakes this wait (``index/text_watch.py``).
         """
-        return await self.services.text_watch.until(
-            proposal.file_path, lambda: self.holds(proposal), timeout
-        )
+        paths = list(self._digests(proposal.id)) or [proposal.file_path]
+        for path in paths:  # each file's change wakes the wait on it
+            if not await self.services.text_watch.until(
+                path, lambda: self.holds(proposal), timeout
+            ):
+                return False
+        return True
 
     async def expect(self, planned: PlannedEdit) -> None:
         """Write down the text ``planned`` produces, before the editor applies
@@ -194,7 +253,7 @@ class Review:
             if proposal is None or proposal.status != ProposalStatus.PENDING:
                 self.unfinished.discard(proposal_id)
                 continue
-            if path is not None and proposal.file_path != path:
+            if path is not None and path not in proposal.paths():
                 continue
             async with self.deciding(proposal_id):
                 current = self.services.proposals.get(proposal_id)
@@ -213,10 +272,12 @@ class Review:
 
     # ---- decisions -------------------------------------------------------------------
 
-    async def accepted(self, proposal: Proposal) -> Proposal:
-        """Record that ``proposal`` is in the document."""
+    async def accepted(
+        self, proposal: Proposal, members: tuple[int, ...] | None = None
+    ) -> Proposal:
+        """Record that ``proposal`` (a set's ``members``) is in the document."""
         decided = await self.services.proposals.decide(
-            proposal.id, ProposalStatus.ACCEPTED
+            proposal.id, ProposalStatus.ACCEPTED, members=members
         )
         self.expected.pop(proposal.id, None)
         self.unfinished.discard(proposal.id)
@@ -302,7 +363,7 @@ class Review:
             if self.holds(proposal):
                 continue  # the edit that accepts it
             try:
-                self.plan(proposal, remember=False)
+                self.plan_files(proposal, remember=False)
             except NotApplicable as problem:
                 if problem.stale:
                     await self.stale(proposal, problem.reason)

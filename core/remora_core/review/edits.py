@@ -36,6 +36,10 @@ class FileEdit:
     before: bytes
     edits: list[PlannedEdit] = field(default_factory=list)
     """Non-overlapping, in text order."""
+    create: bool = False
+    """The file does not exist yet: the edit creates it (``before`` is empty;
+    an editor sends ``CreateFile`` first, the disk writer never replaces a
+    file that appeared meanwhile)."""
 
     def after(self) -> bytes:
         """The text once every edit is in."""

@@ -60,6 +60,49 @@ RECENT = 200
 """Decided proposals kept in memory (all pending ones are)."""
 
 
+_PARTS = ("members", "depends_on", "anchor_path", "accepted_members")
+"""Fields stored together as JSON in the ``parts`` column."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One edit of a change set, or the file a ``new_file`` proposal creates.
+
+    Its span is in the whole text of its file when the set was made, whose
+    hash is ``base_hash``: any change of that file makes the set stale
+    (DESIGN §15). A new file's ``base_hash`` is empty: the file must not exist.
+    """
+
+    path: str
+    kind: str
+    """``rewrite``, ``new_node`` or ``new_file``."""
+    node_id: str | None
+    """The rewritten node; a new definition's file node; None for a new file."""
+    base_hash: str
+    start_byte: int
+    end_byte: int
+    old_source: str
+    new_source: str
+    diff: str
+    """This member's own diff (the set's ``diff`` is every file's)."""
+
+    @classmethod
+    def from_json(cls, data: Any) -> Member | None:
+        """A member as stored; None (logged) when it is not one."""
+        try:
+            return cls(**data)
+        except TypeError:
+            log.warning("skipping a change set member that cannot be read: %r", data)
+            return None
+
+
+def _json(text: Any, default: Any) -> Any:
+    try:
+        return json.loads(text) if text else default
+    except (TypeError, ValueError):
+        return default
+
+
 @dataclass(frozen=True, slots=True)
 class Proposal:
     """One edit an agent proposed, and what became of it."""
@@ -70,9 +113,11 @@ class Proposal:
     """The node whose agent proposed it (the rewritten node, or the anchor)."""
     run_id: str | None
     kind: str
-    """``rewrite`` (replaces the node's bytes), ``new_node`` (an insertion) or
+    """``rewrite`` (replaces the node's bytes), ``new_node`` (an insertion),
     ``revert`` (replaces a span of the whole file it was made against: undoing
-    accepted proposals, ``front/reverts.py``)."""
+    accepted proposals, ``front/reverts.py``), ``new_file`` (creates
+    ``file_path``; its one member holds the content) or ``change_set``
+    (several :attr:`members`, accepted as one)."""
     file_path: str
     base_version: int | None
     """The open document's version it was made against; None if from disk."""
@@ -94,40 +139,109 @@ class Proposal:
     checks: tuple[Check, ...] = ()
     """What was checked and how it went (``checks.py``): the intent guard it
     passed, the project's tests (updated when they finish)."""
+    members: tuple[Member, ...] = ()
+    """The edits of a ``change_set`` (or the one file of a ``new_file``);
+    empty for the other kinds (``change_sets.py``)."""
+    depends_on: tuple[tuple[int, int], ...] = ()
+    """``(i, j)``: member ``i`` needs member ``j`` (it uses a name ``j``
+    defines); a partial accept must keep both or neither."""
+    anchor_path: str | None = None
+    """The file of the asking node when it is not ``file_path`` (a new file's,
+    a change set's): where the proposal's diagnostic and actions are."""
+    accepted_members: tuple[int, ...] | None = None
+    """The members an accepted change set applied (None: all of them)."""
 
     def __post_init__(self) -> None:
         if type(self.status) is not ProposalStatus:  # a row, or a caller's string
             object.__setattr__(self, "status", ProposalStatus(self.status))
 
+    @property
+    def summary(self) -> str:
+        """What a change set does, in the agent's words (its first line)."""
+        text = self.reasoning.strip()
+        return text.splitlines()[0] if text else ""
+
+    def paths(self) -> tuple[str, ...]:
+        """Every file the proposal edits or is shown in."""
+        found = [self.file_path, *(m.path for m in self.members)]
+        if self.anchor_path is not None:
+            found.append(self.anchor_path)
+        return tuple(dict.fromkeys(found))
+
     def to_json(self) -> dict[str, Any]:
-        """Every field, for events and command results."""
-        return dataclasses.asdict(self)
+        """Every field, for events and command results (a change set also
+        has its ``summary``).
+        """
+        data = dataclasses.asdict(self)
+        if self.kind == "change_set":
+            data["summary"] = self.summary
+        return data
 
     def to_row(self) -> tuple[Any, ...]:
-        """The ``proposals`` row (columns in field order; checks as JSON)."""
-        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
-        values[-1] = json.dumps([check.to_json() for check in self.checks])
+        """The ``proposals`` row (:data:`_COLUMNS`; checks and parts as JSON)."""
+        values = [getattr(self, name) for name in _BASE]
+        values.append(json.dumps([check.to_json() for check in self.checks]))
+        values.append(json.dumps(self._parts()) if self.members else "{}")
         return tuple(values)
+
+    def _parts(self) -> dict[str, Any]:
+        return {
+            "members": [dataclasses.asdict(m) for m in self.members],
+            "depends_on": [list(pair) for pair in self.depends_on],
+            "anchor_path": self.anchor_path,
+            "accepted_members": (
+                list(self.accepted_members)
+                if self.accepted_members is not None
+                else None
+            ),
+        }
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Proposal:
-        """A proposal from a ``proposals`` row (columns in field order)."""
-        *fields, checks = row
-        try:
-            loaded = json.loads(checks) if checks else []
-        except ValueError:
-            loaded = []
+        """A proposal from a ``proposals`` row (:data:`_COLUMNS`); a row
+        written before change sets has no parts (``{}``): its kind is what it
+        was.
+        """
+        *fields, checks, parts = row
+        loaded = _json(checks, [])
         parsed = (Check.from_json(item) for item in loaded or [])
-        return cls(*fields, checks=tuple(c for c in parsed if c is not None))
+        extra = _json(parts, {})
+        extra = extra if isinstance(extra, dict) else {}
+        members = tuple(
+            m
+            for m in (Member.from_json(item) for item in extra.get("members") or [])
+            if m is not None
+        )
+        accepted = extra.get("accepted_members")
+        return cls(
+            *fields,
+            checks=tuple(c for c in parsed if c is not None),
+            members=members,
+            depends_on=tuple(
+                (int(pair[0]), int(pair[1]))
+                for pair in extra.get("depends_on") or []
+                if isinstance(pair, list) and len(pair) == 2
+            ),
+            anchor_path=extra.get("anchor_path"),
+            accepted_members=tuple(int(i) for i in accepted)
+            if isinstance(accepted, list)
+            else None,
+        )
 
     def check(self, name: str) -> Check | None:
         """The check called ``name``, if the proposal has one."""
         return next((c for c in self.checks if c.name == name), None)
 
 
-_COLUMNS = ", ".join(field.name for field in dataclasses.fields(Proposal))
-"""The ``proposals`` columns, in the order of :class:`Proposal`'s fields."""
-_PLACEHOLDERS = ", ".join("?" * len(dataclasses.fields(Proposal)))
+_BASE = tuple(
+    field.name
+    for field in dataclasses.fields(Proposal)
+    if field.name not in ("checks", *_PARTS)
+)
+"""The plain columns, in the order of :class:`Proposal`'s fields."""
+_COLUMNS = ", ".join((*_BASE, "checks", "parts"))
+"""The ``proposals`` columns a proposal is read from and written to."""
+_PLACEHOLDERS = ", ".join("?" * (len(_BASE) + 2))
 _INSERT = f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES ({_PLACEHOLDERS})"
 _SUPERSEDE = "UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?"
 
@@ -227,6 +341,7 @@ class ProposalStore:
         proposal: Proposal,
         *,
         write: Callable[[ProposalSaved], None] | None = None,
+        replaces: Iterable[str] = (),
     ) -> builtins.list[str]:
         """Keep ``proposal``; the ids of the pending ones of its node it supersedes.
 
@@ -237,12 +352,22 @@ class ProposalStore:
         ``write``, when given, takes what is saved instead of a transaction
         of its own (the event log's ``also_write``: the proposal is then stored
         in the same transaction as its ``rewrite_proposed`` event).
+        ``replaces``: pending proposals it supersedes too (those a cascade's
+        change set gathers).
         """
         superseded: builtins.list[Proposal] = []
         now = time.time()
+        gathered = set(replaces)
         if proposal.status == ProposalStatus.PENDING:
-            for old in self.pending(node_id=proposal.node_id):
-                if old.id != proposal.id and _replaces(proposal, old):
+            candidates = {p.id: p for p in self.pending(node_id=proposal.node_id)}
+            for other in gathered:
+                found = self._by_id.get(other)
+                if found is not None and found.status == ProposalStatus.PENDING:
+                    candidates[other] = found
+            for old in candidates.values():
+                if old.id != proposal.id and (
+                    old.id in gathered or _replaces(proposal, old)
+                ):
                     superseded.append(
                         dataclasses.replace(
                             old, status=ProposalStatus.SUPERSEDED, decided_at=now
@@ -285,7 +410,7 @@ class ProposalStore:
         if node_id is not None:
             found = self._pending_by_node.get(node_id, {}).values()
             if path is not None:
-                found = [p for p in found if p.file_path == path]
+                found = [p for p in found if path in p.paths()]
         elif path is not None:
             found = self._pending_by_path.get(path, {}).values()
         else:
@@ -295,9 +420,16 @@ class ProposalStore:
         return sorted(found, key=lambda p: p.created_at)
 
     async def decide(
-        self, proposal_id: str, status: ProposalStatus, feedback: str | None = None
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        feedback: str | None = None,
+        *,
+        members: tuple[int, ...] | None = None,
     ) -> Proposal:
-        """Mark a pending proposal accepted, rejected or stale; the updated proposal."""
+        """Mark a pending proposal accepted, rejected or stale; the updated
+        proposal (``members``: the part of a change set that was accepted).
+        """
         if status not in DECISIONS:
             raise ProposalError(
                 f"a proposal can be decided as {', '.join(DECISIONS)}, "
@@ -309,16 +441,21 @@ class ProposalStore:
         if current.status != ProposalStatus.PENDING:
             raise ProposalError(f"proposal {proposal_id} is already {current.status}")
         decided = dataclasses.replace(
-            current, status=status, feedback=feedback, decided_at=time.time()
+            current,
+            status=status,
+            feedback=feedback,
+            decided_at=time.time(),
+            accepted_members=members,
         )
         self._remember(decided)
         if self.database is not None:
+            parts = decided.to_row()[-1]
 
             def work(db: sqlite3.Connection) -> None:
                 db.execute(
-                    "UPDATE proposals SET status = ?, feedback = ?, decided_at = ? "
-                    "WHERE id = ?",
-                    (status, feedback, decided.decided_at, proposal_id),
+                    "UPDATE proposals SET status = ?, feedback = ?, decided_at = ?, "
+                    "parts = ? WHERE id = ?",
+                    (status, feedback, decided.decided_at, parts, proposal_id),
                 )
 
             await self.database.transaction(work, "recording a decision")
@@ -335,7 +472,7 @@ class ProposalStore:
         updated = dataclasses.replace(current, checks=(*others, check))
         self._remember(updated)
         if self.database is not None:
-            body = updated.to_row()[-1]
+            body = updated.to_row()[-2]
 
             def work(db: sqlite3.Connection) -> None:
                 db.execute(
@@ -382,7 +519,7 @@ class ProposalStore:
         found = [
             p
             for p in self._by_id.values()
-            if (path is None or p.file_path == path)
+            if (path is None or path in p.paths())
             and (status is None or p.status == status)
         ]
         return sorted(found, key=lambda p: p.created_at, reverse=True)
@@ -392,15 +529,15 @@ class ProposalStore:
         previous = self._by_id.get(proposal.id)
         if previous is not None:
             _discard(self._pending_by_node, previous.node_id, previous.id)
-            _discard(self._pending_by_path, previous.file_path, previous.id)
+            for path in previous.paths():
+                _discard(self._pending_by_path, path, previous.id)
         self._by_id[proposal.id] = proposal
         if proposal.status == ProposalStatus.PENDING:
             self._pending_by_node.setdefault(proposal.node_id, {})[proposal.id] = (
                 proposal
             )
-            self._pending_by_path.setdefault(proposal.file_path, {})[proposal.id] = (
-                proposal
-            )
+            for path in proposal.paths():  # a set shows in each of its files
+                self._pending_by_path.setdefault(path, {})[proposal.id] = proposal
 
     def _forget_old(self) -> None:
         """Drop decided proposals beyond twice :data:`RECENT` from memory."""
@@ -419,8 +556,10 @@ _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 def _replaces(new: Proposal, old: Proposal) -> bool:
     """Whether ``new`` makes the pending ``old`` (same node) pointless."""
-    if new.kind != old.kind or new.kind == "revert":
-        return False  # two reverts of a file are two requests: both stay
+    if new.kind != old.kind or new.kind in ("revert", "change_set"):
+        return False  # two reverts (or sets) are two requests: both stay
+    if new.kind == "new_file":
+        return new.file_path == old.file_path
     if new.kind != "new_node":
         return True
     names = [_DEFINED.search(p.new_source) for p in (new, old)]

@@ -238,6 +238,21 @@ MIGRATIONS: list[str] = [
         muted_at REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 11: the name index of every active node as one blob, so that a warm
+    # start answers its first symbol search without loading the whole graph
+    # (``index/symbol_snapshot.py``); derived data, built again when missing.
+    """
+    CREATE TABLE symbol_snapshot (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        data BLOB NOT NULL
+    );
+    """,
+    # 12: change sets and new files (DESIGN §15): a proposal's members, what
+    # they depend on, the asking node's file and the members accepted, as
+    # JSON; '{}' for every other proposal (its kind is what it was).
+    """
+    ALTER TABLE proposals ADD COLUMN parts TEXT NOT NULL DEFAULT '{}';
+    """,
 ]
 
 LATEST_VERSION = len(MIGRATIONS)

@@ -4,7 +4,10 @@ Each admitted trigger goes to its agent's :class:`Actor`. An actor runs one turn
 at a time. After a turn *starts*, the agent cools down for ``swarm.cooldown_ms``:
 triggers arriving meanwhile (or while a turn runs) are not dropped but deferred
 and coalesced — the next turn, when the cooldown ends, sees all of them. Turns
-of different agents run concurrently, at most ``agents.max_concurrency`` at once.
+of different agents run concurrently, at most ``agents.max_concurrency`` at once
+— or fewer, the model's slots (``model.max_concurrency`` of every endpoint
+together): a turn beyond them would only wait for a slot while shown running,
+so it waits queued (``remora.runs.list`` shows it so).
 
 A turn is a run: recorded in ``runs``, announced by ``agent_started``, ended by
 ``agent_completed`` / ``agent_failed`` / ``agent_cancelled``, with the node's

@@ -6,7 +6,8 @@
 --- Remora's quickfix list. :RemoraProposals, :RemoraGraph, :RemoraCheckpoint,
 --- :RemoraBlame and :RemoraUsage are the project's (proposals.lua, graph.lua,
 --- checkpoints.lua, blame.lua, usage.lua); :RemoraSubscriptions and
---- :RemoraMute the node's (wakes.lua).
+--- :RemoraMute the node's (wakes.lua), :RemoraInstructions too
+--- (instructions.lua).
 local M = {}
 
 local api = vim.api
@@ -509,6 +510,12 @@ function M.create()
       return { 'off' }
     end,
     desc = "Remora: mute the agent under the cursor (only your messages wake it); off: unmute",
+  })
+  command('RemoraInstructions', function(args)
+    require('remora.instructions').command(args.args)
+  end, {
+    nargs = '?',
+    desc = "Remora: standing instructions for the agent under the cursor (no text: edit them, :w sends)",
   })
   command('RemoraUsage', function(args)
     require('remora.usage').open(args.args)

@@ -116,7 +116,10 @@ local DETAILS = {
     return field(e, 'change') .. ' ' .. field(e, 'path')
   end,
   trigger_refused = function(e)
-    return field(e, 'rule') .. ': ' .. field(e, 'reason')
+    -- One refusal may name many agents (a cascade's budget spent).
+    local ids = type(e.agent_ids) == 'table' and #e.agent_ids or 0
+    local others = ids > 1 and (' (and ' .. (ids - 1) .. ' others)') or ''
+    return field(e, 'rule') .. others .. ': ' .. field(e, 'reason')
   end,
   limit_reached = function(e)
     return field(e, 'limit') .. ': ' .. field(e, 'reason')
@@ -441,6 +444,12 @@ function M.card(card, opts)
   end
   if card.subscriptions ~= nil then
     add('  wakes    ' .. M.one_line(M.wakes(card)))
+  end
+  if type(card.instructions) == 'string' and card.instructions ~= '' then
+    add('  instructions', 'Title')
+    for _, line in ipairs(vim.split(card.instructions, '\n', { plain = true })) do
+      add('    ' .. line)
+    end
   end
   add('')
   local proposal = M.pending(card)

@@ -3,8 +3,8 @@
  * run inside the real extension host): a plain question whose answer is read
  * from the webview's DOM by the runner (Playwright), a proposal's Diff button
  * clicked in the webview, the conversation read back after a server restart, a
- * run listed then cancelled from the Runs view, and a waiting run answered
- * from the Runs view.
+ * run listed then cancelled from the Runs view, a node's standing instructions
+ * set and shown on its card, and a waiting run answered from the Runs view.
  * `ctx` gives the suite's helpers; what was seen goes into `observed.talk`.
  */
 const vscode = require("vscode");
@@ -86,6 +86,17 @@ exports.run = async function run(ctx) {
   talk.wakes = await vscode.commands.executeCommand("remora.showSubscriptions", { node_id: helperId });
   talk.unmuted = await vscode.commands.executeCommand("remora.unmuteNode", { node_id: helperId });
   step("talk-runs");
+
+  // Standing instructions: set, then typed into the input box (which starts
+  // with the current ones); the node's card in the Conversation view shows
+  // them, and the next run (the question below) carries them to the model.
+  talk.instructionsSet = await vscode.commands.executeCommand("remora.setNodeInstructions", { node_id: helperId, text: "Answer in one sentence." });
+  const setting = vscode.commands.executeCommand("remora.setNodeInstructions", { node_id: helperId });
+  talk.instructionsTyped = await typeAnswer("instructions", "Call the person by name.");
+  talk.instructionsAnswer = await setting;
+  talk.instructionsShown = await until("the instructions on the card", () =>
+    (api.conversation.nodeId === helperId && api.conversation.shownText.includes("Call the person by name.") ? api.conversation.shownText : undefined), 15000);
+  step("talk-instructions");
 
   // A question dismissed in its input box waits: the Runs view lists the run
   // under "Waiting for you", and clicking it asks the question again.

@@ -124,3 +124,11 @@ test("messages to and from other agents name the other side", () => {
   assert.match(text, /mod\.caller → helper \(request\)[\s\S]*please rename/);
   assert.match(text, /helper → mod\.caller \(reply\)[\s\S]*done/);
 });
+
+test("the card shows a person's standing instructions, escaped", () => {
+  const conv = new Conversation(ME);
+  const html = renderConversation(conv, { id: ME, name: "helper", instructions: "Keep <cents> integer." });
+  assert.match(shown(html), /instructions:\s+Keep <cents> integer\./);
+  assert.doesNotMatch(html, /<cents>/);
+  assert.doesNotMatch(shown(renderConversation(conv, { id: ME, name: "helper", instructions: null })), /instructions:/);
+});

@@ -12,10 +12,14 @@ proposal applied to its file as the editor holds it, under the project's
 interpreter with ``review.test_timeout_s`` (``pytest_run.py``), given only
 the variables of ``environment.py`` (no keys, no proxies, a home of its own).
 
-When tests fail, the same tests run once more without the proposal: only
-failures the proposal causes count. A test that fails either way (a missing
-module, a broken fixture) makes the outcome "could not run", never a failure
-of the proposal.
+A change set (or a new file) is tested once, with every member applied in
+the copy: the tests reaching any definition it rewrites, and every test file
+it creates or rewrites — a new test file must pass against the code as it is
+(with the set's other members). When tests fail, the same tests run once more
+without the proposal: only failures the proposal causes count (a new test
+file's failures always do: there is nothing to compare them with). A test
+that fails either way (a missing module, a broken fixture) makes the outcome
+"could not run", never a failure of the proposal.
 
 The outcome replaces the check (``ProposalStore.set_check``) and a
 ``proposal_checked`` event tells the editor. A failure goes back to the agent
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from remora_core.events.models import ProposalChecked
 from remora_core.model import ProposalStatus
 from remora_core.project_paths import PathRefused, is_secret, real_project_file
+from remora_core.review.change_sets import Stale, plan_members
 from remora_core.review.checks import Check
 from remora_core.review.proposals import text_hash
 from remora_core.review.verification.copying import TooLarge, copy_project
@@ -46,7 +51,11 @@ from remora_core.review.verification.pytest_run import (
     interpreter,
     run_pytest,
 )
-from remora_core.review.verification.selection import select_tests, test_paths
+from remora_core.review.verification.selection import (
+    is_test_file,
+    select_tests,
+    test_paths,
+)
 from remora_core.tasks import TaskSet
 
 if TYPE_CHECKING:
@@ -110,6 +119,8 @@ class Verifier:
         services = self.services
         if services.config.review.run_tests == "off" or services.root is None:
             return None
+        if proposal.members:
+            return self._first_check_of_set(proposal)
         node = services.graph.get(proposal.node_id)
         if proposal.kind != "rewrite" or node is None:
             return Check(NAME, None, "no tests reach a new definition", "no_tests")
@@ -131,6 +142,44 @@ class Verifier:
         self._selected[proposal.id] = selection.ids
         count = len(selection.ids)
         return Check(NAME, None, f"running {count} selected…", "running")
+
+    def _first_check_of_set(self, proposal: Proposal) -> Check:
+        """A change set's (or new file's) check: the tests reaching any of
+        its rewritten definitions, and every new test file it adds — run
+        once, with all of its members applied.
+        """
+        if not self.trusted:
+            return Check(
+                NAME,
+                None,
+                "not run: the project is not trusted and its tests are its code "
+                "(remora.trust.set runs them)",
+                "could_not_run",
+            )
+        ids = self._set_tests(proposal)
+        if not ids:
+            return Check(NAME, None, "no tests reach these changes", "no_tests")
+        self._selected[proposal.id] = ids
+        return Check(NAME, None, f"running {len(ids)} selected…", "running")
+
+    def _set_tests(self, proposal: Proposal) -> list[str]:
+        """The pytest ids of a set: new test files whole, the tests reaching
+        each rewritten definition (a whole file covers its own tests).
+        """
+        services = self.services
+        assert services.root is not None
+        paths = test_paths(services.root)
+        found: dict[str, None] = {}
+        for member in proposal.members:
+            if is_test_file(member.path, paths) and member.kind != "new_node":
+                found[member.path] = None  # a new or rewritten test file
+                continue
+            node = services.graph.get(member.node_id) if member.node_id else None
+            if member.kind == "rewrite" and node is not None:
+                selection = select_tests(services.graph, node, paths, self._readable)
+                found.update(dict.fromkeys(selection.ids))
+        whole = {i for i in found if "::" not in i}
+        return [i for i in found if "::" not in i or i.split("::")[0] not in whole]
 
     def _readable(self, path: str) -> bytes | None:
         """A test file's text; never one of ``secrets.exclude``."""
@@ -185,21 +234,39 @@ class Verifier:
         if check.status == "failed" and proposal.run_id not in self._retries:
             await self._send_back(updated, check, details)
 
-    async def _run(self, proposal: Proposal, ids: list[str]) -> tuple[Check, str]:
-        """The check of one run, and the failing tests' output (if any)."""
+    def _texts(self, proposal: Proposal) -> list[tuple[str, bytes | None, bytes]]:
+        """Each file the proposal changes: (path, its text now — None for a
+        new file —, its text with the proposal); [] when its code changed.
+        """
         services = self.services
-        root = services.root
-        assert root is not None
+        if proposal.members:
+            try:
+                files = plan_members(
+                    proposal, None, services.read_text, services.document_version
+                )
+            except Stale:
+                return []
+            return [(f.path, None if f.create else f.before, f.after()) for f in files]
         text = services.read_text(proposal.file_path)
         old = text[proposal.start_byte : proposal.end_byte] if text else None
         if text is None or old is None or text_hash(old) != proposal.base_hash:
-            changed = "not run: the code changed meanwhile"
-            return Check(NAME, None, changed, "could_not_run"), ""
+            return []
         new = (
             text[: proposal.start_byte]
             + proposal.new_source.encode()
             + text[proposal.end_byte :]
         )
+        return [(proposal.file_path, text, new)]
+
+    async def _run(self, proposal: Proposal, ids: list[str]) -> tuple[Check, str]:
+        """The check of one run, and the failing tests' output (if any)."""
+        services = self.services
+        root = services.root
+        assert root is not None
+        changed = self._texts(proposal)
+        if not changed:
+            why = "not run: the code changed meanwhile"
+            return Check(NAME, None, why, "could_not_run"), ""
         folder = Path(tempfile.mkdtemp(prefix="remora-tests-"))
         try:
             copy = folder / root.name
@@ -213,18 +280,12 @@ class Verifier:
                 await asyncio.to_thread(copy_project, root, copy, skipped)
             except (TooLarge, OSError) as error:
                 return Check(NAME, None, f"could not run: {error}", "could_not_run"), ""
-            try:  # the real file (links followed, inside the project only) ...
-                real = real_project_file(root, proposal.file_path)
+            try:
+                targets = _place(root, copy, changed)
             except PathRefused as refused:
                 return Check(
                     NAME, None, f"could not run: {refused}", "could_not_run"
                 ), ""
-            # ... and its place in the copy: never through a link copied as a
-            # link (an absolute one leads back to the person's own tree).
-            target = copy / real.relative_to(root.resolve())
-            target.unlink(missing_ok=True)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(new)
             python = interpreter(root)
             timeout = services.config.review.test_timeout_s
             home = folder / "home"  # the run's own: not the person's dot files
@@ -233,13 +294,22 @@ class Verifier:
             env = run_environment(copy, home, key_names=[key] if key else [])
             result = await run_pytest(python, copy, ids, timeout, env)
             before = None
+            created = {path for path, old, _new in changed if old is None}
+            # The same tests without the proposal (a new test file's tests
+            # have nothing to compare with: they must pass as they are).
+            again = [i for i in ids if i.split("::")[0] not in created]
             if (
                 result.ran
                 and not result.timed_out
                 and (result.failures or result.errors)
+                and again
             ):
-                target.write_bytes(text)  # the same tests without the proposal
-                before = await run_pytest(python, copy, ids, timeout, env)
+                for target, old in targets:
+                    if old is None:
+                        target.unlink(missing_ok=True)
+                    else:
+                        target.write_bytes(old)
+                before = await run_pytest(python, copy, again, timeout, env)
             return outcome(result, before, timeout), failure_details(result, before)
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
@@ -259,6 +329,25 @@ class Verifier:
             await self.review.reject(proposal, feedback, reserve=reserve, by="tests")
         except Exception:  # decided by the person meanwhile: nothing to send
             log.info("%s was decided before its failure went back", proposal.id)
+
+
+def _place(
+    root: Path, copy: Path, changed: list[tuple[str, bytes | None, bytes]]
+) -> list[tuple[Path, bytes | None]]:
+    """Write each changed file's new text into the copy; (its place there,
+    its text now). The real file (links followed, inside the project only:
+    PathRefused otherwise), placed in the copy never through a link copied as
+    a link (an absolute one leads back to the person's own tree).
+    """
+    targets: list[tuple[Path, bytes | None]] = []
+    for path, old, new in changed:
+        real = real_project_file(root, path)
+        target = copy / real.relative_to(root.resolve())
+        target.unlink(missing_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(new)
+        targets.append((target, old))
+    return targets
 
 
 def _known(before: RunResult | None) -> set[str]:
