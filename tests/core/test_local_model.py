@@ -142,7 +142,18 @@ def test_corrupt_parts_are_refused_and_leave_nothing(
     assert list(cache.iterdir()) == []
 
 
-def test_concurrent_assemblers_agree(tmp_path, small_parts):
+def test_concurrent_assemblers_agree(tmp_path, small_parts, monkeypatch):
+    # Servers (or test workers) starting at once: one writes the file, the
+    # others wait for it instead of each writing 491 MB of their own.
+    reads = []
+    parts = local._part_paths()
+
+    def slow_parts() -> list[Path]:
+        reads.append(1)
+        time.sleep(0.2)  # a slow disk: the others arrive while it reads
+        return parts
+
+    monkeypatch.setattr(local, "_part_paths", slow_parts)
     cache = tmp_path / "cache"
     results: list[Path] = []
     threads = [
@@ -155,6 +166,7 @@ def test_concurrent_assemblers_agree(tmp_path, small_parts):
         thread.join()
     assert len(results) == 6
     assert results[0].read_bytes() == small_parts
+    assert len(reads) == 1
     assert sorted(p.name for p in cache.iterdir()) == [
         local.GGUF_NAME,
         f"{local.GGUF_NAME}.sha256",

@@ -694,8 +694,14 @@ function S.graph(t)
   vim.cmd('RemoraBlame')
   t.observe('blame_hidden', blame_marks(buf))
 
+  -- Today's tokens once the fetch after the last answer has come back (it
+  -- follows each answer by 150 ms; on a busy machine, later): the scripted
+  -- model reports 10 + 5 per answer.
+  t.observe('tokens', t.wait("every answer's tokens", function()
+    local tokens = require('remora').tokens()
+    return tokens.total == 15 * #t.events('model_response') and tokens
+  end, RUN_MS))
   t.observe('statusline', require('remora').statusline())
-  t.observe('tokens', require('remora').tokens())
 end
 
 --- :RemoraGraph run NAME, then :RemoraGraph cancel while a step is slow.
