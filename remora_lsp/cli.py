@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from remora_lsp import __version__
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
@@ -40,9 +42,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _protocol_stdout():
+def protocol_stream(fd: int) -> BinaryIO:
+    """The stream protocol messages are written to, on file descriptor ``fd``.
+
+    Buffered, on purpose: pygls writes each message with one ``write`` and a
+    ``flush``. An unbuffered file's ``write`` is one system call, and a write
+    to a full pipe interrupted by a signal (a profiler attaching, a handler
+    running) returns having written only part of the message — pygls ignores
+    the count, the rest was lost, and the editor's reader choked on the next
+    message. A buffered file's ``flush`` writes until every byte is out.
+    """
+    return os.fdopen(fd, "wb")
+
+
+def _protocol_stdout() -> BinaryIO:
     """Keep the real stdout for the protocol; send fd 1 to stderr."""
-    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    protocol_out = protocol_stream(os.dup(sys.stdout.fileno()))
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     return protocol_out
@@ -80,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     protocol_out = _protocol_stdout()
     server = _created(create_server)
     log.info("remora-lsp %s starting on stdio", __version__)
-    server.start_io(sys.stdin.buffer, protocol_out)
+    from remora_lsp.stdio import serve_stdio
+
+    serve_stdio(server, sys.stdin.buffer, protocol_out)
     # Worker threads blocked on stdin must not keep a finished server alive.
     logging.shutdown()
     os._exit(server.exit_code)

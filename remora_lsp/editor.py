@@ -104,6 +104,13 @@ def workspace_edit(
         for edit in file.edits:
             start = lines.position(edit.start_byte, ls.encoding)
             end = lines.position(edit.end_byte, ls.encoding)
+            if file.create and edit.end_byte >= len(file.before):
+                # A new file's text ends at the start of the next line: Neovim
+                # loads the empty file as one empty line and would keep it
+                # after the text (a newline too many, never the proposal);
+                # this end tells it the text replaces that line with its end
+                # of line. VS Code clamps it to the end, as LSP says.
+                end = (end[0] + 1, 0)
             edits.append(
                 types.TextEdit(
                     range=types.Range(

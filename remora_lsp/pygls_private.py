@@ -12,7 +12,9 @@ at once instead of breaking a code path at run time:
 - ``JsonRPCProtocol._send_response(msg_id, result, error)`` — overridden by
   :class:`remora_lsp.protocol.RemoraProtocol`;
 - ``JsonRPCServer._stop_event``, ``._thread_pool``, ``._server`` — stopping the
-  transport without waiting for the thread blocked on stdin;
+  transport without waiting for the thread blocked on stdin, and serving stdio
+  with our own reader (``remora_lsp/stdio.py``), which sets the stop event as
+  pygls's ``start_io`` does;
 - ``JsonRPCClient._server`` — the server process a client started (the test
   kit, ``remora_lsp/testing/client.py``, kills it when a test failed half-way
   instead of waiting for an exit that never comes).
@@ -44,6 +46,13 @@ def converter(protocol: Any) -> Any:
 def includes_headers(protocol: Any) -> bool:
     """Whether the protocol frames messages with ``Content-Length`` headers."""
     return bool(protocol._include_headers)
+
+
+def set_stop_event(server: Any, event: Any) -> None:
+    """Give the server the event that ends its message loop (``shutdown``
+    and ``exit`` set it).
+    """
+    server._stop_event = event
 
 
 def stop_transport(server: Any) -> None:

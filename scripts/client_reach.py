@@ -19,6 +19,11 @@ How each client's commands are joined to the table commands they send:
   (``NAME``): every table literal in it is the verb's (read with :mod:`ast`).
 - **MCP**: each ``@server.tool()`` function of ``core/remora_cli/mcp_server.py``,
   read with :mod:`ast`.
+- **Dashboard**: each script of the ``remora dashboard`` page
+  (``core/remora_cli/dashboard/static/js``) is a part of the page (the node
+  page, the runs panel, …): every table literal in it is that part's. What
+  the page sends is exactly what its server lets through (``web.ALLOWED``; a
+  test).
 
 For MCP, a table command is reached when its name is a literal in the tool
 or in a function it calls, at most :data:`HOPS` calls away (a helper most
@@ -44,6 +49,16 @@ VSCODE = REPO / "clients" / "vscode"
 NVIM = REPO / "clients" / "nvim"
 CLI_VERBS = REPO / "core" / "remora_cli" / "verbs"
 MCP_SERVER = REPO / "core" / "remora_cli" / "mcp_server.py"
+DASHBOARD_JS = REPO / "core" / "remora_cli" / "dashboard" / "static" / "js"
+DASHBOARD_PARTS = {
+    "main": "page",
+    "graph": "graph",
+    "node": "node page",
+    "runs": "runs",
+    "events": "events",
+    "graphruns": "graph runs",
+}
+"""The dashboard's scripts → the part of the page each draws."""
 
 LITERAL = re.compile(r"""["'`](remora\.[a-z_]+(?:\.[a-z_]+)*)["'`]""")
 COMPARED = re.compile(r"(?:===|!==|==|~=|!=)\s*\Z")
@@ -289,6 +304,18 @@ def command_line(table: set[str], verbs: Path = CLI_VERBS) -> Client:
                 for literal in f.literals
             }
             commands[f"remora {name}"] = dict.fromkeys(mine & table, 0)
+    return Client(commands, literals)
+
+
+def dashboard(table: set[str], scripts: Path = DASHBOARD_JS) -> Client:
+    """The parts of the dashboard's page and what each sends."""
+    commands: dict[str, dict[str, int]] = {}
+    literals: set[str] = set()
+    for path in sorted(scripts.glob("*.js")):
+        sent = _literals(path.read_text(encoding="utf-8")) & table
+        literals |= sent
+        if sent:
+            commands[DASHBOARD_PARTS.get(path.stem, path.stem)] = dict.fromkeys(sent, 0)
     return Client(commands, literals)
 
 

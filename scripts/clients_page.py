@@ -1,11 +1,11 @@
 """``docs/reference/clients.md``: every command of the table × the clients.
 
 Rows are the command table (``remora_core.front.commands.COMMANDS``); columns
-are VS Code, Neovim, the command line and MCP; a cell names the client's own
-commands that reach the table command (read from the clients' manifests and
-sources by :mod:`client_reach`, which says how). A cell a person would expect
-filled (:data:`EXPECTED`) that no command fills shows "—"; one nobody expects
-stays empty.
+are VS Code, Neovim, the command line, MCP and the dashboard's page; a cell
+names the client's own commands that reach the table command (read from the
+clients' manifests and sources by :mod:`client_reach`, which says how). A
+cell a person would expect filled (:data:`EXPECTED`) that no command fills
+shows "—"; one nobody expects stays empty.
 """
 
 from __future__ import annotations
@@ -21,23 +21,27 @@ CLIENTS: dict[str, Callable[[set[str]], Client]] = {
     "Neovim": client_reach.neovim,
     "CLI": client_reach.command_line,
     "MCP": client_reach.mcp,
+    "Dashboard": client_reach.dashboard,
 }
 """Column → the reader of that client."""
 
 EDITORS = ("VS Code", "Neovim")
+PAGE = "Dashboard"
 EXPECTED: dict[str, tuple[str, ...]] = {
-    "remora.node.get": (*EDITORS, "MCP"),
+    "remora.nodes.graph": (PAGE,),
+    "remora.graph.runs": (PAGE,),
+    "remora.node.get": (*EDITORS, "MCP", PAGE),
     "remora.node.events": EDITORS,
     "remora.nodes.search": ("CLI", "MCP"),
-    "remora.events.list": ("CLI",),
-    "remora.agent.chat": (*EDITORS, "CLI", "MCP"),
-    "remora.agent.cancel": EDITORS,
-    "remora.agent.history": (*EDITORS, "MCP"),
-    "remora.runs.list": (*EDITORS, "CLI"),
-    "remora.proposal.accept": (*EDITORS, "CLI"),
-    "remora.proposal.reject": (*EDITORS, "CLI"),
+    "remora.events.list": ("CLI", PAGE),
+    "remora.agent.chat": (*EDITORS, "CLI", "MCP", PAGE),
+    "remora.agent.cancel": (*EDITORS, PAGE),
+    "remora.agent.history": (*EDITORS, "MCP", PAGE),
+    "remora.runs.list": (*EDITORS, "CLI", PAGE),
+    "remora.proposal.accept": (*EDITORS, "CLI", PAGE),
+    "remora.proposal.reject": (*EDITORS, "CLI", PAGE),
     "remora.proposal.diff": (*EDITORS, "CLI", "MCP"),
-    "remora.proposals.list": (*EDITORS, "CLI", "MCP"),
+    "remora.proposals.list": (*EDITORS, "CLI", "MCP", PAGE),
     "remora.proposals.accept": (*EDITORS, "CLI"),
     "remora.agent.retry": (*EDITORS, "CLI"),
     "remora.graph.resume": (*EDITORS, "CLI"),
@@ -45,24 +49,24 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.graph.revert": (*EDITORS, "CLI"),
     "remora.graph.run": (*EDITORS, "CLI"),
     "remora.graphs.list": EDITORS,
-    "remora.graph.status": (*EDITORS, "CLI"),
-    "remora.graph.cancel": (*EDITORS, "CLI"),
+    "remora.graph.status": (*EDITORS, "CLI", PAGE),
+    "remora.graph.cancel": (*EDITORS, "CLI", PAGE),
     "remora.checkpoint.create": (*EDITORS, "CLI"),
     "remora.checkpoint.list": (*EDITORS, "CLI"),
     "remora.checkpoint.restore": (*EDITORS, "CLI"),
     "remora.attribution": (*EDITORS, "CLI"),
     "remora.trailers": ("CLI",),
-    "remora.usage": (*EDITORS, "CLI", "MCP"),
+    "remora.usage": (*EDITORS, "CLI", "MCP", PAGE),
     "remora.subscriptions.list": (*EDITORS, "CLI"),
-    "remora.subscriptions.add": ("CLI",),
-    "remora.subscriptions.remove": (*EDITORS, "CLI"),
-    "remora.node.mute": (*EDITORS, "CLI"),
-    "remora.node.unmute": (*EDITORS, "CLI"),
+    "remora.subscriptions.add": ("CLI", PAGE),
+    "remora.subscriptions.remove": (*EDITORS, "CLI", PAGE),
+    "remora.node.mute": (*EDITORS, "CLI", PAGE),
+    "remora.node.unmute": (*EDITORS, "CLI", PAGE),
     "remora.node.instructions.set": (*EDITORS, "CLI"),
 }
 """Table command → the clients a person would expect to reach it (DESIGN §11,
-§11b, §13, §15 and issues 26, 27 and 28). Nothing through MCP writes or decides (§11b);
-plumbing a client uses without a person asking (``remora.node.at``,
+§11b, §13, §15 and issues 26, 27, 28 and 29). Nothing through MCP writes or
+decides (§11b); plumbing a client uses without a person asking (``remora.node.at``,
 ``remora.events.last_seq``) is expected nowhere."""
 
 MISSING = "—"
@@ -74,7 +78,10 @@ are the contract; the titles are in the extension's README), in Neovim the
 the tools. "✓ (no command)" is a command the client sends from no command of
 its own (a view, a lens, a code action). "—" is a cell a person would expect
 filled that no command of the client fills yet; an empty cell is not expected
-(MCP never writes or decides, the command line has no views).
+(MCP never writes or decides, the command line has no views). The Dashboard
+column names the parts of the [`remora dashboard`](../dashboard.md) page
+that send the command (its node page, runs panel, graph, …); the page sends
+nothing else.
 
 Any LSP client also gets the "Accept", "Reject with feedback…" and "Show diff"
 code actions and the code lenses from the server itself

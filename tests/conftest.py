@@ -2,12 +2,69 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+try:
+    import fcntl
+except ImportError:  # Windows: serial groups are not locked
+    fcntl = None
+
 WORKSPACES = Path(__file__).parent / "workspaces"
+LOCK_FOLDER = tempfile.gettempdir()
+"""Where serial groups' locks live (read once, before any test changes it)."""
+
+
+SERIAL_GROUPS: dict[str, str] = {
+    # Both tests build the one clients/vscode/remora.vsix (npm run package
+    # rewrites dist/ and the .vsix in place): never at once.
+    "tests/clients/test_vscode.py": "vscode",
+    # The embedded model (llama.cpp) takes a core per run and answers in
+    # 10-60 s on 2 cores; two at once each take twice as long, near their
+    # limits. One at a time, beside the rest of the suite.
+    "tests/clients/test_demo.py": "embedded-model",
+    "tests/core/test_real_model.py": "embedded-model",
+    "tests/core/test_local_model.py": "embedded-model",
+    "tests/lsp/test_graph_local_model.py": "embedded-model",
+    "tests/lsp/test_preload.py": "embedded-model",
+    "tests/lsp/test_agent_runs.py::test_the_local_model_end_to_end": "embedded-model",
+}
+"""Tests that run one at a time (by the start of their node id), and why.
+Everything else runs on any pytest-xdist worker at any time: its files,
+sockets, ports and settings are its own. Not ``xdist_group``: pytest 9.2
+keeps node ids where pytest-xdist 3.8 no longer changes them, so
+``--dist loadgroup`` silently hands grouped tests to any worker.
+"""
+
+
+def serial_group(item: pytest.Item) -> str | None:
+    """The :data:`SERIAL_GROUPS` group of ``item``, if any."""
+    for prefix, group in SERIAL_GROUPS.items():
+        if item.nodeid == prefix or item.nodeid.startswith(
+            (f"{prefix}::", f"{prefix}[")
+        ):
+            return group
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Run a test of a serial group holding its group's lock (setup, call and
+    teardown): a file lock shared by this run's workers, in the temporary
+    folder as it was when the run started (tests change ``TMPDIR``).
+    """
+    group = serial_group(item)
+    if group is None or fcntl is None:
+        return (yield)
+    run = getattr(item.config, "workerinput", {}).get("testrunuid", str(os.getpid()))
+    path = Path(LOCK_FOLDER) / f"remora-tests-{run}-{group}.lock"
+    with path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released on close, or if killed
+        return (yield)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -29,6 +29,7 @@ import pytest
 from remora_core.agents.local import local_extra_installed
 
 from remora_lsp.testing.model_server import ModelServer, Reply
+from tests.clients import vscode_sets
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).parent / "nvim"
@@ -1083,3 +1084,99 @@ def test_a_proposal_is_accepted_from_the_conversation(workspace):
     assert DOCSTRING in seen.observed["buffer"]
     (applied,) = seen.of_type("rewrite_applied")
     assert applied["proposal_id"] == proposal_id
+
+
+# ---- new files and change sets (issue 27 §1–§2) -------------------------------------
+
+
+def _sets_model(request: dict) -> Reply:
+    """The asks of the ``sets`` scenario (as in the VS Code e2e); anything
+    else, such as an agent woken by an accepted edit, changes nothing.
+    """
+    messages = request.get("messages") or []
+    if messages and messages[-1].get("role") == "tool":
+        return Reply(text="Done.")
+    return vscode_sets.reply(request) or Reply(text="Nothing to change.")
+
+
+def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
+    with ModelServer(responder=_sets_model) as model:
+        seen = run_nvim(workspace, "sets", model).check()
+        requests = list(model.requests)
+    o = seen.observed
+    # Neovim announces CreateFile (its defaults, kept by lsp/remora.lua).
+    assert "create" in o["resource_operations"]
+
+    # 1. A new file: one entry saying what accepting does; accepted with its
+    # code action, the file exists with exactly its text (unsaved); `u` in its
+    # buffer takes the text back, leaving the empty file Neovim created; redo
+    # brings it again.
+    (entry,) = [i for i in o["new_file_list"]["items"] if "create " in i["text"]]
+    assert entry["text"].startswith("create tests/test_service.py (+5) · order · pr_")
+    assert entry["file"] == "test_service.py"
+    assert o["new_file_on_disk_before"] is False
+    # Accepted through its code action (Neovim applies the edit itself).
+    assert "Accept: create tests/test_service.py (+5)" in o["new_file_actions"]
+    assert o["new_file_text"] == vscode_sets.TEST_FILE.rstrip("\n")
+    assert o["new_file_disk"] == "" and o["new_file_modified"] is True
+    assert o["new_file_undone"] == ""
+    assert o["new_file_exists_after_undo"] is True
+    assert o["new_file_redone"] == vscode_sets.TEST_FILE.rstrip("\n")
+
+    # 2. The set: one entry with its summary and counts, at its first member.
+    (set_entry,) = [i for i in o["set_list"]["items"] if "Change set" in i["text"]]
+    assert set_entry["text"].startswith(
+        "Change set: add currency (2 definitions in 2 files, 1 new file) · pr_"
+    )
+    assert " · by order · checks: tests " in set_entry["text"]
+    assert set_entry["file"] == "service.py"
+    assert set_entry["lnum"] == 7  # def order
+    # Its view: the title, the keys, each member's heading and diff.
+    view = o["set_view"]
+    assert view[0].startswith(
+        "# Change set: add currency (2 definitions in 2 files, 1 new file) · pr_"
+    )
+    assert any(line.startswith("# A accept all · a accept the member") for line in view)
+    headings = [line for line in view if line.startswith("## ")]
+    assert headings == [
+        "## 1. pkg/service.py · order (+2 −2, needs 2, 3)",
+        "## 2. pkg/models.py · make_item (+2 −2, needs 3)",
+        "## 3. pkg/currency.py (new file, +5)",
+    ], view
+    assert "+def convert(amount, currency):" in view
+    # A member that needs others is not accepted alone, saying which.
+    assert "needs 2. pkg/models.py · make_item" in o["member_alone_note"]
+    assert "currency" not in o["before"]["service"]
+    # `A`: all three files at once.
+    after = o["after"]
+    assert "currency=currency" in after["service"]
+    assert "convert(price, currency)" in after["models"]
+    assert after["currency"] == vscode_sets.CURRENCY.rstrip("\n")
+    assert after["currency_exists"] and after["note"]
+
+    # 3. Rejected with feedback: the agent that made the set reads it.
+    assert any("SETS_FEEDBACK keep the rates" in json.dumps(r) for r in requests)
+    assert seen.of_type("rewrite_rejected")
+
+    # 4. A document edited first: nothing applied, stale, said so; the list
+    # no longer offers it.
+    assert "pkg/models.py changed" in o["stale_event"]["reason"]
+    assert "stale" in o["stale_note"]
+    # The set's view stays, saying so.
+    assert o["stale_view"][0].startswith("# Change set: document the rates (")
+    assert o["stale_view"][0].endswith("(stale)")
+    assert o["stale_view"][1].startswith("# stale: a file changed since the set")
+    assert o["stale_after"] == {
+        "service_unchanged": True,
+        "models_first": "# priced in euros",
+        "rates_exists": False,
+    }
+
+    # The apply-edit guard: a second document changed since → nothing applied;
+    # a CreateFile over an existing file → refused, its text kept.
+    assert o["guard_versions"]["applied"] is False
+    assert "pkg/models.py changed since" in o["guard_versions"]["failureReason"]
+    assert o["guard_service_unchanged"] is True
+    assert o["guard_create"]["applied"] is False
+    assert "exists already" in o["guard_create"]["failureReason"]
+    assert o["guard_currency_kept"] == vscode_sets.CURRENCY.rstrip("\n")

@@ -7,8 +7,9 @@ installed). ``clients/vscode/test/e2e/run.mjs`` starts code-server offline on
 development and ``test/e2e/suite.js`` as its tests: the suite runs inside the
 real extension host, acts through the real ``vscode`` API and the extension's
 commands against this venv's real ``remora-lsp`` and the scripted model server,
-and writes what it saw. The assertions are here. The run also takes a
-screenshot (Remora view, a proposal diagnostic, the diff editor); with
+and writes what it saw. The assertions are here. The run also takes
+screenshots (Remora view, a proposal diagnostic, the diff editor; the
+Proposals view with a change set: ``sets.png`` in the state directory); with
 ``REMORA_VSCODE_SCREENSHOT=clients/vscode/docs/screenshot.png`` it refreshes the
 committed one.
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from remora_lsp.testing.model_server import ModelServer, Reply
-from tests.clients import vscode_batch
+from tests.clients import vscode_batch, vscode_sets
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "vscode"
@@ -36,7 +37,7 @@ SCREENSHOT = Path(os.environ.get("REMORA_VSCODE_SCREENSHOT", "") or "")
 """Where the run's screenshot goes: set REMORA_VSCODE_SCREENSHOT to
 clients/vscode/docs/screenshot.png to refresh the committed one; by default it
 stays in the test's temporary directory."""
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = 420
 
 SHORT_HELPER = """def helper(self):
         return order("b", 2)  # two b's"""
@@ -91,6 +92,8 @@ def respond(request: dict) -> Reply:
     messages = request.get("messages") or []
     if (batch := vscode_batch.reply(request)) is not None:
         return batch
+    if (sets := vscode_sets.reply(request)) is not None:
+        return sets
     if messages and messages[-1].get("role") == "tool":
         return Reply(text=f"Done: {str(messages[-1].get('content') or '')[:200]}")
     users = [m for m in messages if m.get("role") == "user"]
@@ -248,6 +251,8 @@ def test_the_extension_in_a_real_vscode(installed, workspace, tmp_path, monkeypa
     assert "Call the person by name." in later[0]["messages"][0]["content"]
     # Batch: the Proposals view, accept-all, blame, checkpoints, hostile settings.
     vscode_batch.check(seen, model, hostile)
+    # New files and change sets: created, accepted all or nothing, stale.
+    vscode_sets.check(seen, model.requests)
     # A missing server: one error notification with its button, no server running.
     toasts = [t for t in seen["missing"]["notifications"] if "remora-lsp" in t]
     assert len(toasts) == 1, seen["missing"]["notifications"]

@@ -16,6 +16,7 @@ from remora_core.events.models import (
     HumanChat,
     ToolCalled,
 )
+from remora_core.events.store import StoredEvent
 from remora_core.index.codegraph import CodeGraph
 from remora_core.store import Database
 from remora_core.swarm.pipeline import Swarm
@@ -173,3 +174,22 @@ async def test_a_sleepy_consumer_with_concurrent_producers_gets_each_event_once(
     await eventually(lambda: len(seen) >= len(everything))
     await asyncio.sleep(0.05)
     assert seen == everything
+
+
+async def test_a_burst_of_events_lets_other_work_run_between_them(swarm):
+    """A cascade's hundreds of refusals reach a consumer at once; an editor's
+    request arriving meanwhile is served between two of them, not after all.
+    """
+    handled: list[int] = []
+    swarm.bus.subscribe("editor", lambda s: handled.append(s.seq))
+    burst = [
+        StoredEvent(n, HumanChat(to_agent="rm_x", message=str(n)), (), False)
+        for n in range(1, 201)
+    ]
+    for stored in burst:
+        swarm.bus.publish(stored)
+    served_after: list[int] = []
+    asyncio.get_running_loop().call_soon(lambda: served_after.append(len(handled)))
+    await eventually(lambda: len(handled) == len(burst))
+    assert handled == [s.seq for s in burst], "every event, in order"
+    assert served_after and served_after[0] < len(burst) // 10

@@ -12,7 +12,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from remora_core.discovery import extract_source
-from remora_core.events.models import AgentMessage, HumanChat, ToolCalled
+from remora_core.events.models import (
+    AgentMessage,
+    ContentChanged,
+    HumanChat,
+    ToolCalled,
+)
 from remora_core.events.subscriptions import Pattern
 from remora_core.index.updates import apply_extraction
 from remora_core.swarm.pipeline import Swarm
@@ -392,3 +397,46 @@ async def test_a_muted_agent_stays_muted_after_a_restart_and_only_a_person_wakes
         assert [s.triggers for s in seen][-1] == ["agent_message"]
     finally:
         await again.close()
+
+
+async def test_an_edit_followed_by_many_over_the_budget_is_one_refusal_naming_them(
+    database,
+):
+    """500 callers following an edited function: the agents over the budget
+    are named in one ``trigger_refused``, not one event each; every agent
+    either ran or is named.
+    """
+    graph = build_graph({"many.py": functions(40)})
+    followed = node(graph, "many.py", "f0").id
+    everyone = {n.id for n in graph.children(graph.file_node("many.py").id)}
+    seen: list[Seen] = []
+
+    async def look(turn):
+        return None
+
+    swarm = Swarm(
+        database, graph, settings(turn_budget=5), turn_function=recorder(seen, look)
+    )
+    await swarm.start()
+    try:
+        for agent in everyone - {followed}:
+            await swarm.subscribe(
+                agent, Pattern(event_types=("content_changed",), nodes=(followed,))
+            )
+        edit = await swarm.emit(
+            ContentChanged(path="many.py", node_ids=(followed,), change="modified")
+        )
+        await quiet(swarm)
+        events = await all_events(swarm)
+        (refused,) = refusals(events, "turn_budget")
+        assert refused.trigger_id == edit.event.id
+        assert refused.agent_id == refused.agent_ids[0]
+        ran = {s.agent for s in seen}
+        assert len(ran) == 5
+        assert set(refused.agent_ids) == everyone - ran
+        assert len(refused.agent_ids) == 35
+        # Each refused agent's history shows it.
+        last = await swarm.events.for_node(refused.agent_ids[-1], limit=10)
+        assert [s.event.type for s in last] == ["trigger_refused"]
+    finally:
+        await swarm.close()

@@ -215,3 +215,23 @@ async def test_fenced_change_blocks_make_one_change_set(shop):
         ("shop.py", "rewrite"),
         ("tests/test_tax.py", "new_file"),
     ]
+
+
+async def test_a_fenced_line_naming_a_tool_the_bundle_lacks_does_nothing(shop):
+    """A docstring agent (no message_node, no search_nodes in its bundle) that
+    writes MESSAGE and SEARCH lines sends no message and searches nothing; the
+    model is told the search is not one of its tools.
+    """
+    await shop.start(model={"protocol": "fenced"}, bundles={"function": "docstring"})
+    tax_id = shop.id("tax")
+    shop.server.reply_text(f"MESSAGE {tax_id}: please round\nSEARCH: tax")
+    shop.server.reply_text("Nothing to change.")
+    events = await shop.ask("total", "Coordinate with tax.")
+
+    assert not of_type(events, "agent_message")
+    assert not [e for e in of_type(events, "tool_called") if e.tool != "ask_user"]
+    assert (
+        "search_nodes is not one of your tools"
+        in shop.server.messages(1)[-1]["content"]
+    )
+    assert of_type(events, "agent_completed")

@@ -89,8 +89,10 @@ def need_chromium() -> None:
 
 
 @contextlib.asynccontextmanager
-async def browser() -> AsyncIterator[Any]:
-    """A headless Chromium page (1400×850), with its console errors kept."""
+async def browser(*extra: str) -> AsyncIterator[Any]:
+    """A headless Chromium page (1400×850), with its console errors kept;
+    ``extra``: more command-line switches for Chromium.
+    """
     need_chromium()
     from playwright.async_api import async_playwright
 
@@ -102,6 +104,7 @@ async def browser() -> AsyncIterator[Any]:
                 "--no-sandbox",
                 "--enable-unsafe-swiftshader",
                 "--use-angle=swiftshader",
+                *extra,
             ],
         )
         try:

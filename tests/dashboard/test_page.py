@@ -108,7 +108,12 @@ async def test_an_ask_from_the_cli_colours_the_node_and_its_answer_shows_as_text
                 )
                 shown_after = time.monotonic() - done
                 print(f"answer on the page {shown_after:.2f} s after ask returned")
-                assert await colour(page, node_id) == IDLE
+                await until(
+                    page,
+                    "([id, c]) => "
+                    "window.remoraGraph.getNodeAttribute(id, 'color') === c",
+                    [node_id, IDLE],
+                )
                 # The answer is text: no element made of it, no script run.
                 conversation = page.locator("#conversation")
                 assert await conversation.locator("script, img, b").count() == 0
@@ -159,7 +164,12 @@ async def test_a_proposal_accepted_on_the_page_changes_the_editors_buffer(worksp
                 await painted(page)
                 node_id = await open_node(page, "helper")
                 # A proposal waits for the person: the node says so.
-                assert await colour(page, node_id) == AWAITING_REVIEW
+                await until(
+                    page,
+                    "([id, c]) => "
+                    "window.remoraGraph.getNodeAttribute(id, 'color') === c",
+                    [node_id, AWAITING_REVIEW],
+                )
                 pending = page.locator(".proposal.pending")
                 assert DOCSTRING in await pending.locator("pre.diff").text_content()
                 await pending.locator("button.accept").click()

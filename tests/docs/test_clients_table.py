@@ -56,10 +56,23 @@ def test_cells_expected_but_empty_show_a_dash(cells):
 
 
 def test_each_clients_own_commands_are_read(cells):
-    assert cells["remora.proposal.accept"]["VS Code"] == ["remora.acceptProposal"]
-    assert cells["remora.proposal.accept"]["Neovim"] == [":RemoraAccept"]
+    assert cells["remora.proposal.accept"]["VS Code"] == [
+        "remora.acceptChangeSet",
+        "remora.acceptMember",
+        "remora.acceptProposal",
+    ]
+    assert cells["remora.proposal.accept"]["Neovim"] == [":RemoraAccept", ":RemoraDiff"]
     assert cells["remora.proposals.accept"]["CLI"] == ["remora accept"]
     assert cells["remora.agent.history"]["MCP"] == ["node_history"]
+
+
+def test_the_dashboard_lets_through_exactly_what_its_page_sends():
+    from remora_cli.dashboard import web
+
+    page = client_reach.dashboard(set(clients_page.COMMANDS))
+    assert page.literals == set(web.ALLOWED)
+    node_page = page.commands["node page"].keys()
+    assert {"remora.proposal.accept", "remora.node.mute"} <= node_page
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -106,9 +107,20 @@ def long_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def runtime(tmp_path, monkeypatch) -> Path:
+def short_dir():
+    """A fresh folder with a short path, as ``/run/user/1000`` or ``/tmp`` are:
+    a socket in it fits ``sun_path`` whatever the test's own folder (pytest-xdist
+    makes that one longer: ``…/popen-gw0/…``).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="r-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def runtime(short_dir, monkeypatch) -> Path:
     """``$TMPDIR`` of this test, no ``$XDG_RUNTIME_DIR``."""
-    base = tmp_path / "tmp"
+    base = short_dir / "tmp"
     base.mkdir()
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("TMPDIR", str(base))
@@ -156,7 +168,7 @@ async def test_a_client_finds_the_server_of_a_long_path(tmp_path, runtime):
 
 
 async def test_xdg_runtime_dir_is_preferred(tmp_path, runtime, monkeypatch):
-    xdg = tmp_path / "run-user"
+    xdg = runtime.parent / "run-user"
     xdg.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
     root = long_root(tmp_path)

@@ -31,6 +31,11 @@ return {
     ['window/showMessageRequest'] = function(...)
       return require('remora.handlers').show_message_request(...)
     end,
+    -- A change set is applied whole or not at all, a new file never over an
+    -- existing one (Neovim's own handler checks only the first document).
+    ['workspace/applyEdit'] = function(...)
+      return require('remora.apply_edit').handler(...)
+    end,
   },
   on_exit = function(...)
     return require('remora.handlers').on_exit(...)

@@ -87,6 +87,9 @@ export class Batch implements BatchApi {
     this.recent.push(event);
     if (this.recent.length > KEPT_EVENTS) this.recent.shift();
     for (const watch of this.watchers) watch(event);
+    if (event.type === "rewrite_stale" && typeof event.proposal_id === "string") {
+      this.proposals.noteStale(event.proposal_id, typeof event.reason === "string" ? event.reason : "");
+    }
     if (PROPOSAL_EVENTS.has(event.type)) this.refreshSoon();
     if (event.type === "rewrite_applied") this.blame.refreshSoon();
     const offer = interruptedOffer(event);
@@ -375,6 +378,7 @@ export function registerBatch(context: vscode.ExtensionContext, server: ServerMa
   add("remora.resumeGraphRun", (a) => batch.resumeGraphRun(a));
   add("remora.toggleBlame", (a) => batch.blame.toggle(typeof a?.enabled === "boolean" ? a.enabled : undefined));
   add("remora.refreshProposals", () => batch.proposals.refresh());
+  add("remora.dismissProposal", (a) => (typeof a?.proposal_id === "string" ? batch.proposals.dismiss(a.proposal_id) : undefined));
   context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => batch.proposals.updateStatus()));
   server.onStarted((client) => {
     // Handlers go on before the client starts: list once it runs.

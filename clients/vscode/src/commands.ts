@@ -14,11 +14,16 @@ import {
   diffTitle,
   indentQuery,
   indentationAt,
+  indentationOf,
+  memberDiffTitle,
+  memberQuery,
   parseIndentQuery,
+  parseMemberQuery,
   parseProposalPath,
   proposalPath,
   sideContent,
 } from "./proposalDiff";
+import { memberCounts, memberLabel, missingFor, setTitle } from "./changeSetModel";
 import { vscode } from "./vscodeapi";
 
 /** How many of a node's latest events "Show Node Events" lists. */
@@ -44,6 +49,13 @@ function str(args: Args, key: string): string | undefined {
   const value = args?.[key];
   return typeof value === "string" && value !== "" ? value : undefined;
 }
+
+function index(args: Args, key: string): number | undefined {
+  const value = args?.[key];
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+type Applied = { applied: boolean; reason?: string };
 
 export function proposalIds(card: NodeCard | null | undefined): string[] {
   return (card?.proposals ?? [])
@@ -133,12 +145,111 @@ export class Commands {
     const id = await this.proposalId(args);
     if (!id) return undefined;
     const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
+    const member = index(args, "member");
+    if (member !== undefined || (answer.kind === "change_set" && answer.members?.length)) {
+      return this.showSetDiff(id, answer, member);
+    }
     const filePath = answer.file_path ?? "";
     const query = indentQuery(await this.definitionIndent(answer));
     const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", filePath), query });
     const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", filePath), query });
     await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(id, answer.status, filePath));
     return answer;
+  }
+
+  /**
+   * A change set's diff: one member's (`member`), else every member's in one
+   * multi-file diff editor titled with the set's summary and counts. Each
+   * side is a `remora-proposal:` document (a new file's current side empty).
+   */
+  private async showSetDiff(id: string, answer: DiffAnswer, member: number | undefined): Promise<unknown> {
+    const members = answer.members ?? [];
+    const sides = async (i: number): Promise<[vscode.Uri, vscode.Uri, vscode.Uri]> => {
+      const m = members[i] ?? {};
+      const path = m.path ?? answer.file_path ?? "";
+      const file = this.projectFile(path);
+      const indent = m.kind === "rewrite" && file ? await this.indentIn(file, m.old_source) : "";
+      const query = memberQuery(i, indent);
+      const right = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "proposed", path), query });
+      const left = vscode.Uri.from({ scheme: SCHEME, path: proposalPath(id, "current", path), query });
+      return [file ?? right, left, right];
+    };
+    /** The multi-file editor's entries: a new file has no original side (shown as added). */
+    const entry = async (i: number): Promise<[vscode.Uri, vscode.Uri | undefined, vscode.Uri]> => {
+      const [label, left, right] = await sides(i);
+      return [label, members[i]?.kind === "new_file" ? undefined : left, right];
+    };
+    if (member !== undefined) {
+      if (member >= members.length) throw new Error(`Remora: proposal ${id} has no member ${member + 1}`);
+      const [, left, right] = await sides(member);
+      const m = members[member]!;
+      await vscode.commands.executeCommand("vscode.diff", left, right, memberDiffTitle(id, member, members.length, m.path ?? "", m.kind));
+      return { ...answer, shown_member: member };
+    }
+    const resources = await Promise.all(members.map((_, i) => entry(i)));
+    const title = `${setTitle({ id, ...answer })}${answer.status && answer.status !== "pending" ? ` (${answer.status})` : ""}`;
+    await vscode.commands.executeCommand("vscode.changes", title, resources);
+    return answer;
+  }
+
+  /** The file at project path `path` (in the first workspace folder holding the project). */
+  private projectFile(path: string): vscode.Uri | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return folder && path ? vscode.Uri.joinPath(folder.uri, ...path.split("/")) : undefined;
+  }
+
+  /** The indentation of a rewritten definition in its file (open buffer, else disk). */
+  private async indentIn(file: vscode.Uri, oldSource: string | undefined): Promise<string> {
+    try {
+      const document = await vscode.workspace.openTextDocument(file);
+      return indentationOf(document.getText(), oldSource);
+    } catch {
+      return "";
+    }
+  }
+
+  /** Accept All of a change set (or any proposal): one edit across its files, or nothing. */
+  async acceptSet(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    const answer = await this.exec<Applied>("remora.proposal.accept", { proposal_id: id });
+    if (!answer.applied) void vscode.window.showWarningMessage(`Remora: nothing applied: ${answer.reason ?? "unknown reason"}`);
+    return answer;
+  }
+
+  /**
+   * Accept only some members of a change set (the tree's member item: that
+   * one; else picked). What a chosen member needs is said before asking the
+   * server, which refuses it too.
+   */
+  async acceptMember(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    let chosen: number[] | undefined;
+    const given = index(args, "member");
+    const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
+    const members = answer.members ?? [];
+    if (given !== undefined) chosen = [given];
+    else {
+      const picked = await vscode.window.showQuickPick(
+        members.map((m, i) => ({ label: `${i + 1}. ${memberLabel(m)}`, index: i })),
+        { canPickMany: true, placeHolder: `Accept which members of ${setTitle({ id, ...answer })}?` },
+      );
+      chosen = picked?.map((p) => p.index);
+    }
+    if (!chosen || chosen.length === 0) return undefined;
+    const missing = missingFor({ id, ...answer }, chosen);
+    if (missing.length > 0) {
+      void vscode.window.showWarningMessage(`Remora: not accepted: ${missing.join("; ")} (accept them together, or all).`);
+      return { applied: false, reason: missing.join("; ") };
+    }
+    const result = await this.exec<Applied>("remora.proposal.accept", { proposal_id: id, members: chosen });
+    if (!result.applied) void vscode.window.showWarningMessage(`Remora: nothing applied: ${result.reason ?? "unknown reason"}`);
+    else {
+      const kept = chosen.map((i) => members[i] ?? {});
+      void vscode.window.showInformationMessage(`Remora: accepted ${memberCounts(kept)} of the change set; the other members are dropped.`);
+    }
+    return result;
   }
 
   /** The column the definition starts at in its file (its open buffer, else the disk). */
@@ -221,6 +332,8 @@ export class Commands {
     add("remora.acceptProposal", (a) => this.accept(a));
     add("remora.rejectProposal", (a) => this.reject(a));
     add("remora.showDiff", (a) => this.showDiff(a));
+    add("remora.acceptChangeSet", (a) => this.acceptSet(a));
+    add("remora.acceptMember", (a) => this.acceptMember(a));
     add("remora.cancelRun", (a) => this.cancelRun(a));
     add("remora.showNode", (a) => this.showNode(a));
     add("remora.showHistory", (a) => this.showNode(a));
@@ -233,7 +346,7 @@ export class Commands {
           const parsed = parseProposalPath(uri.path);
           if (!parsed) return "";
           const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: parsed.proposalId });
-          return sideContent(answer, parsed.side, parseIndentQuery(uri.query));
+          return sideContent(answer, parsed.side, parseIndentQuery(uri.query), parseMemberQuery(uri.query));
         },
       }),
     );

@@ -49,6 +49,12 @@ function who(event: RemoraEvent): string {
   return s(event, "agent_id") || s(event, "node_id") || "an agent";
 }
 
+/** " and N others" when one refusal names several agents (a cascade's budget). */
+function others(event: RemoraEvent): string {
+  const ids = Array.isArray(event.agent_ids) ? event.agent_ids.length : 0;
+  return ids > 1 ? ` and ${plural(ids - 1, "other")}` : "";
+}
+
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
@@ -131,7 +137,7 @@ export const DESCRIBE: Readonly<Record<string, Describe>> = {
     const counts = typeof e.counts === "object" && e.counts !== null ? Object.entries(e.counts).map(([k, v]) => `${String(v)} ${k}`).join(", ") : "";
     return `graph ${s(e, "graph_run_id")} ${s(e, "outcome")}${counts ? ` (${counts})` : ""}`;
   },
-  trigger_refused: (e) => `${who(e)} not started (${s(e, "rule").replace("_", " ")}): ${short(e.reason)}`,
+  trigger_refused: (e) => `${who(e)}${others(e)} not started (${s(e, "rule").replace("_", " ")}): ${short(e.reason)}`,
   limit_reached: (e) => `${who(e)} reached ${s(e, "limit")}: ${short(e.reason)}`,
   run_interrupted: (e) => `${who(e)}: run interrupted (the server stopped during it)`,
 };

@@ -5,7 +5,8 @@
  * names it and VS Code picks its language), and `indent` is the column the
  * definition starts at in that file: a proposal's source starts at its `def`
  * (or decorator), so its first line is stored without the indentation its body
- * keeps; the diff puts it back. Pure.
+ * keeps; the diff puts it back. A change set's member adds `member=<i>` to the
+ * query: the sides are that member's (a new file's current side is empty). Pure.
  */
 export const SCHEME = "remora-proposal";
 
@@ -17,6 +18,10 @@ export interface DiffAnswer extends ProposalPlace {
   new_source?: string;
   status?: string;
   checks?: unknown[];
+  kind?: string;
+  summary?: string;
+  members?: { index?: number; path?: string; kind?: string; old_source?: string; new_source?: string; diff?: string }[];
+  depends_on?: unknown;
 }
 
 /** Where a proposal is, as `remora.proposal.diff` and `remora.proposals.list` say. */
@@ -46,6 +51,31 @@ export function indentQuery(indent: string): string {
   return indent === "" ? "" : `indent=${encodeURIComponent(indent)}`;
 }
 
+/** The query naming a change set's member (and its indentation). */
+export function memberQuery(member: number, indent: string): string {
+  const rest = indentQuery(indent);
+  return `member=${member}${rest ? `&${rest}` : ""}`;
+}
+
+/** The member a query names, if any. */
+export function parseMemberQuery(query: string): number | undefined {
+  const match = /(?:^|&)member=(\d+)(?:&|$)/.exec(query);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The indentation of the line `source` starts on in `text` (where a rewritten
+ * definition is now: its exact old text), or "" when it is not there.
+ */
+export function indentationOf(text: string, source: string | undefined): string {
+  if (!source) return "";
+  const at = text.indexOf(source);
+  if (at < 0) return "";
+  const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+  const prefix = text.slice(lineStart, at);
+  return /^[ \t]*$/.test(prefix) ? prefix : "";
+}
+
 export function parseIndentQuery(query: string): string {
   const match = /(?:^|&)indent=([^&]*)/.exec(query);
   const indent = match ? decodeURIComponent(match[1]!) : "";
@@ -72,8 +102,10 @@ export function atTrueIndentation(source: string, indent: string): string {
   return `${indent}${source}`;
 }
 
-export function sideContent(answer: DiffAnswer, side: Side, indent = ""): string {
-  const text = side === "current" ? answer.old_source : answer.new_source;
+export function sideContent(answer: DiffAnswer, side: Side, indent = "", member?: number): string {
+  const shown = member === undefined ? answer : answer.members?.[member];
+  if (shown === undefined) return `# Remora: this proposal has no member ${member === undefined ? "" : member + 1}\n`;
+  const text = side === "current" ? shown.old_source : shown.new_source;
   if (typeof text === "string") return atTrueIndentation(text, indent);
   return `# Remora: this proposal has no ${side} source (status: ${answer.status ?? "unknown"})\n`;
 }
@@ -82,4 +114,11 @@ export function diffTitle(proposalId: string, status: string | undefined, filePa
   const file = filePath.split("/").pop() ?? "";
   const where = file !== "" ? `${file}: ` : "";
   return `${where}Remora proposal ${proposalId}${status && status !== "pending" ? ` (${status})` : ""}: current ↔ proposed`;
+}
+
+/** The title of a member's diff: "2/3 models.py: change set pr_…: current ↔ proposed". */
+export function memberDiffTitle(proposalId: string, member: number, count: number, filePath: string, kind: string | undefined): string {
+  const file = filePath.split("/").pop() ?? filePath;
+  const side = kind === "new_file" ? "(new file) ↔ proposed" : "current ↔ proposed";
+  return `${member + 1}/${count} ${file}: change set ${proposalId}: ${side}`;
 }

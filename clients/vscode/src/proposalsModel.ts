@@ -5,6 +5,8 @@
  * all"); and what to say after accepting several (`remora.proposals.accept`
  * answers one result per proposal). Pure.
  */
+import type { MemberLike } from "./changeSetModel";
+
 export interface CheckLike {
   name?: string;
   ok?: boolean | null;
@@ -24,6 +26,11 @@ export interface ListedProposal {
   reasoning?: string;
   created_at?: number;
   checks?: CheckLike[];
+  status?: string;
+  /** A change set's: what it does, its edits, which needs which (`[i, j]`: i needs j). */
+  summary?: string;
+  members?: MemberLike[];
+  depends_on?: unknown;
 }
 
 export interface FileGroup {
@@ -50,10 +57,12 @@ export function isListedProposal(value: unknown): value is ListedProposal {
   return typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string";
 }
 
-/** Proposals grouped by file (files by path), each file's in source order. */
+/** Proposals grouped by file (files by path), each file's in source order; a
+ * change set spans files: it is an item of its own (`changeSets`). */
 export function groupByFile(proposals: readonly ListedProposal[]): FileGroup[] {
   const groups = new Map<string, FileGroup>();
   for (const proposal of proposals) {
+    if (proposal.kind === "change_set") continue;
     const filePath = proposal.file_path ?? "(unknown file)";
     const group = groups.get(filePath) ?? { filePath, uri: proposal.uri, proposals: [] };
     group.proposals.push(proposal);
@@ -94,7 +103,7 @@ export function checksLine(checks: readonly CheckLike[] | undefined): string {
 /** The description beside a proposal: "+3 −1 · ✓ intent · ✗ tests". */
 export function describeProposal(proposal: ListedProposal): string {
   const { added, removed } = diffCounts(proposal.diff);
-  const kind = proposal.kind === "new_node" ? "new node · " : "";
+  const kind = proposal.kind === "new_node" ? "new node · " : proposal.kind === "new_file" ? "new file · " : "";
   const checks = checksLine(proposal.checks);
   return `${kind}+${added} −${removed}${checks ? ` · ${checks}` : ""}`;
 }
@@ -119,9 +128,15 @@ export function runsWithPending(
     .filter((entry) => entry.proposalIds.length > 0);
 }
 
-/** The pending proposals of one file (by its URI or project path). */
+/** The change sets among the pending proposals (newest first, as listed). */
+export function changeSets(proposals: readonly ListedProposal[]): ListedProposal[] {
+  return proposals.filter((p) => p.kind === "change_set");
+}
+
+/** The pending proposals of one file (by its URI or project path); a change
+ * set counts in each file it edits. */
 export function countForFile(proposals: readonly ListedProposal[], uri: string): number {
-  return proposals.filter((p) => p.uri === uri).length;
+  return proposals.filter((p) => p.uri === uri || (p.kind === "change_set" && (p.members ?? []).some((m) => m.path !== undefined && uri.endsWith(`/${m.path}`)))).length;
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
  * The Proposals view: every pending proposal of the project, grouped by file,
  * each with its checks; graph runs with pending proposals on top, each with
- * "Accept All". Items carry `proposal_id` / `graph_run_id`, so the context-menu
- * commands (Accept, Reject…, Show Diff, Accept All) get what they act on. Also
- * the status-bar item with the open file's count.
+ * "Accept All"; then each change set as one item ("Change set: add currency
+ * (2 definitions in 2 files, 1 new file)") whose children are its members
+ * (file, +/- lines, "new file", what each needs) and its checks. Items carry
+ * `proposal_id` / `graph_run_id` (a member also its `member` index), so the
+ * context-menu commands (Accept, Reject…, Show Diff, Accept All, Accept Only
+ * This Member) get what they act on. Also the status-bar item with the open
+ * file's count.
  */
 import {
   AppliedLike,
@@ -12,7 +16,9 @@ import {
   GraphRunLike,
   ListedProposal,
   acceptSummary,
+  changeSets,
   checkState,
+  checksLine,
   countForFile,
   describeProposal,
   fileStatusText,
@@ -21,6 +27,7 @@ import {
   proposalLabel,
   runsWithPending,
 } from "./proposalsModel";
+import { isNewFile, memberDescription, memberLabel, newFileTitle, setTitle, setTooltip } from "./changeSetModel";
 import type { Exec } from "./serverCommand";
 import { vscode } from "./vscodeapi";
 
@@ -28,6 +35,8 @@ export type ProposalsElement =
   | { kind: "graphRun"; graph_run_id: string; name: string; proposalIds: string[] }
   | { kind: "file"; group: FileGroup }
   | { kind: "proposal"; proposal_id: string; proposal: ListedProposal }
+  | { kind: "changeSet"; proposal_id: string; proposal: ListedProposal }
+  | { kind: "member"; proposal_id: string; member: number; proposal: ListedProposal }
   | { kind: "check"; check: CheckLike };
 
 const CHECK_ICON = { passed: "pass", failed: "error", pending: "clock" } as const;
@@ -37,6 +46,10 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
   readonly onDidChangeTreeData = this.changed.event;
   /** The pending proposals last listed (newest first, as the server lists them). */
   pending: ListedProposal[] = [];
+  /** Change sets that went stale in this session (their reason from `rewrite_stale`), until dismissed. */
+  stale: ListedProposal[] = [];
+  private readonly staleReasons = new Map<string, string>();
+  private readonly dismissed = new Set<string>();
   runs: { run: GraphRunLike; proposalIds: string[] }[] = [];
   private readonly status = vscode.window.createStatusBarItem("remora.proposalsHere", vscode.StatusBarAlignment.Left, 49);
 
@@ -52,14 +65,29 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
       const listed = await this.exec<unknown[]>("remora.proposals.list", { status: "pending" });
       this.pending = (listed ?? []).filter(isListedProposal);
       const recent = await this.exec<GraphRunLike[]>("remora.graph.runs", { limit: 20 }).catch(() => []);
+      const shown = [...this.staleReasons.keys()].filter((id) => !this.dismissed.has(id));
+      const stale = shown.length > 0 ? await this.exec<unknown[]>("remora.proposals.list", { status: "stale" }).catch(() => []) : [];
+      this.stale = (stale ?? []).filter(isListedProposal).filter((p) => p.kind === "change_set" && shown.includes(p.id));
       this.runs = runsWithPending(recent ?? [], new Set(this.pending.map((p) => p.id)));
     } catch {
       // No server (or mid-restart): an empty view, nothing to act on.
       this.pending = [];
+      this.stale = [];
       this.runs = [];
     }
     this.changed.fire(undefined);
     this.updateStatus();
+  }
+
+  /** A proposal went stale (`rewrite_stale`): a change set stays in the view, saying why, until dismissed. */
+  noteStale(proposalId: string, reason: string): void {
+    this.staleReasons.set(proposalId, reason);
+  }
+
+  /** Take a stale set out of the view. */
+  async dismiss(proposalId: string): Promise<void> {
+    this.dismissed.add(proposalId);
+    await this.refresh();
   }
 
   /** The open file's count in the status bar (hidden when it has none). */
@@ -86,7 +114,14 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
         name: run.name ?? run.graph_run_id,
         proposalIds,
       }));
-      return [...runs, ...groupByFile(this.pending).map((group): ProposalsElement => ({ kind: "file", group }))];
+      const sets = [...changeSets(this.pending), ...this.stale].map((proposal): ProposalsElement => ({ kind: "changeSet", proposal_id: proposal.id, proposal }));
+      return [...runs, ...sets, ...groupByFile(this.pending).map((group): ProposalsElement => ({ kind: "file", group }))];
+    }
+    if (element.kind === "changeSet") {
+      const members = (element.proposal.members ?? []).map(
+        (_, member): ProposalsElement => ({ kind: "member", proposal_id: element.proposal_id, member, proposal: element.proposal }),
+      );
+      return [...members, ...(element.proposal.checks ?? []).map((check): ProposalsElement => ({ kind: "check", check }))];
     }
     if (element.kind === "file") {
       return element.group.proposals.map((proposal) => ({ kind: "proposal", proposal_id: proposal.id, proposal }));
@@ -116,13 +151,43 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
       }
       case "proposal": {
         const p = element.proposal;
-        const item = new vscode.TreeItem(proposalLabel(p), (p.checks ?? []).length > 0 ? Collapsed : None);
-        item.description = describeProposal(p);
-        item.iconPath = new vscode.ThemeIcon("git-pull-request");
+        const label = isNewFile(p) ? newFileTitle(p) : proposalLabel(p);
+        const item = new vscode.TreeItem(label, (p.checks ?? []).length > 0 ? Collapsed : None);
+        item.description = isNewFile(p) ? `new file · ${proposalLabel(p)}` : describeProposal(p);
+        item.iconPath = new vscode.ThemeIcon(isNewFile(p) ? "new-file" : "git-pull-request");
         item.contextValue = "proposal";
         item.id = `proposal:${p.id}`;
         item.tooltip = new vscode.MarkdownString(`\`${p.id}\` · ${p.reasoning || "no reason given"}`);
         item.command = { title: "Show Diff", command: "remora.showDiff", arguments: [{ proposal_id: p.id }] };
+        return item;
+      }
+      case "changeSet": {
+        const p = element.proposal;
+        const stale = p.status === "stale";
+        const item = new vscode.TreeItem(setTitle(p), stale ? Collapsed : Expanded);
+        const reason = this.staleReasons.get(p.id) || "a file changed since it was made";
+        item.description = stale ? `stale: nothing applied · ${reason}` : checksLine(p.checks);
+        item.iconPath = new vscode.ThemeIcon(stale ? "warning" : "files");
+        item.contextValue = stale ? "changeSetStale" : "changeSet";
+        item.id = `set:${p.id}`;
+        item.tooltip = new vscode.MarkdownString(stale ? `**Stale** (${reason}): nothing of it was applied; ask the agent again.\n\n${setTooltip(p)}` : setTooltip(p));
+        item.command = { title: "Show Diff", command: "remora.showDiff", arguments: [{ proposal_id: p.id }] };
+        return item;
+      }
+      case "member": {
+        const p = element.proposal;
+        const member = (p.members ?? [])[element.member] ?? {};
+        const item = new vscode.TreeItem(`${element.member + 1}. ${memberLabel(member)}`, None);
+        item.description = memberDescription(p, element.member);
+        item.iconPath = new vscode.ThemeIcon(member.kind === "new_file" ? "new-file" : "diff");
+        item.contextValue = "changeSetMember";
+        item.id = `set:${p.id}:${element.member}`;
+        item.tooltip = `${member.path ?? "?"}: ${member.kind ?? "edit"} (member ${element.member + 1} of ${(p.members ?? []).length})`;
+        item.command = {
+          title: "Show Diff",
+          command: "remora.showDiff",
+          arguments: [{ proposal_id: p.id, member: element.member }],
+        };
         return item;
       }
       case "check": {

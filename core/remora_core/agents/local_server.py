@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from remora_core.agents.local import MODEL_NAME
+from remora_core.agents.local import MODEL_NAME, MODEL_NICE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +38,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument(
         "--template", default="", help="jinja chat template; '' keeps the GGUF's"
+    )
+    parser.add_argument(
+        "--nice", type=int, default=MODEL_NICE, help="niceness added (POSIX)"
     )
     parser.add_argument("--alias", default=MODEL_NAME, help="the served name")
     parser.add_argument("--address-file", help="where to write http://HOST:PORT")
@@ -67,6 +70,18 @@ def _params(args: argparse.Namespace) -> object:
     params.offline = True  # never download anything
     params.cors_origins = ""  # no browser page may call us
     return params
+
+
+def _lower_priority(nice: int) -> None:
+    """Yield the CPU to the editor: llama.cpp's threads, started after this,
+    inherit the niceness. A person typing while the model generates on the
+    same cores otherwise waits for it (``bench/storm.py``).
+    """
+    if nice > 0 and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError as error:  # a sandbox may refuse it: run as we are
+            log.info("could not lower the model's priority: %s", error)
 
 
 def _write_address(path: str, address: str) -> None:
@@ -133,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         threading.Thread(
             target=_watch_parent, args=(args.parent_pid,), daemon=True
         ).start()
+    _lower_priority(args.nice)
     from xllamacpp.xllamacpp import Server  # see _params
 
     started = time.monotonic()

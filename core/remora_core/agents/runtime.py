@@ -10,6 +10,7 @@ key-value memory and overlay) — the API behind the "clear memory" command.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 import time
@@ -110,6 +111,8 @@ class AgentRuntime:
         """Built on the first turn: pydantic-ai takes ~2 s to import, which must
         not delay the server's start-up."""
         self._kernel_lock = asyncio.Lock()
+        self._warm = False
+        """Whether a turn has run (and what it loaded lazily was frozen)."""
         self._last_change = time.monotonic()
         """When a file's nodes last changed (typing, mostly)."""
 
@@ -157,7 +160,17 @@ class AgentRuntime:
         ):
             return "Noted a change of my own source (no model call)."
         kernel = self.kernel or await self._load_kernel()
-        answer = await kernel.turn(turn)
+        try:
+            answer = await kernel.turn(turn)
+        finally:
+            if not self._warm:
+                # The first turn imports and builds what pydantic-ai loads
+                # lazily (price tables, validators: ~70k objects, as many as
+                # the kernel itself). Frozen once, like the kernel: during a
+                # storm of turns full collections walked them every second or
+                # two, 30-200 ms each while the person typed (bench/storm.py).
+                self._warm = True
+                gc.freeze()
         # The answer rides in ``agent_completed`` to the editor and the store:
         # a model that talks without end is cut (limits.answer_chars).
         limit = self.services.config.limits.answer_chars
@@ -174,6 +187,10 @@ class AgentRuntime:
             )
             kernel: AgentKernel = module.AgentKernel(self.services)
             self.kernel = kernel
+            # What the import built (pydantic-ai, the OpenAI client: ~70k
+            # objects) lives as long as the process. Frozen, the full
+            # collections that a storm of turns sets off need not walk it.
+            gc.freeze()
             return kernel
 
     def _document_version(self, path: str) -> int | None:

@@ -57,7 +57,7 @@ INLINE_ID = re.compile(rb"#\s*(rm_[a-z0-9]{8})\s*$")
 FILE_INLINE_ID = re.compile(rb"\A#\s*remora-file:\s*(rm_[a-z0-9]{8})\s*(?:\r?\n|\r|\Z)")
 
 
-def source_hash(source: bytes) -> str:
+def source_hash(source: bytes | memoryview) -> str:
     """Short content hash used to tell whether a node's text changed."""
     return hashlib.blake2b(source, digest_size=8).hexdigest()
 
@@ -90,8 +90,13 @@ class _Extractor:
         imports: list[tree_sitter.Node] | None = None,
     ) -> None:
         self.text = text
+        self.view = memoryview(text)
+        """Hashing a definition's text through it copies nothing (a class
+        holding its methods was copied once per level)."""
         self.lines = lines
-        self.read_inline_ids = read_inline_ids
+        # An inline id always holds ``rm_``: most files have none, and looking
+        # for one per definition was a tenth of extracting a file.
+        self.read_inline_ids = read_inline_ids and b"rm_" in text
         self.imports = imports
         """Where the import statements met on the way go, if anywhere."""
         self.points_are_lines = b"\r" not in text
@@ -191,7 +196,7 @@ class _Extractor:
                 span=self.node_span(outer, last),
                 name_span=self.node_span(name_node, name_node),
                 parent=parent,
-                source_hash=source_hash(self.text[start:end]),
+                source_hash=source_hash(self.view[start:end]),
                 inline_id=self.inline_id(definition, name_node),
                 has_error=outer.has_error,
             )

@@ -52,20 +52,26 @@ _PLAIN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 """ASCII identifiers joined by dots and nothing else (no space, no comment)."""
 
 
-def _dotted(node: tree_sitter.Node) -> tuple[str, ...] | None:
-    """``a.b.c`` of an attribute chain made of identifiers only, else None."""
+def _chain(
+    node: tree_sitter.Node, read: dict[bytes, tuple[str, ...]]
+) -> tuple[str, ...] | None:
+    """``a.b.c`` of an attribute chain made of identifiers only, else None;
+    ``read`` keeps the parts of the chain texts already split in this file.
+    """
     text = node.text
-    if text is not None and _PLAIN.fullmatch(text):
-        # Such a text can only be a chain of attributes: read it at once rather
-        # than node by node (a third of extracting calls), once its head is an
-        # identifier (``True.x`` is not a name).
-        if node.type == "identifier":
-            return (intern(text.decode("ascii")),)
-        start = node.start_byte
-        end = start + text.index(b".")
-        head = node.descendant_for_byte_range(start, end)
-        if head is not None and head.type == "identifier" and head.end_byte == end:
-            return tuple(map(intern, text.decode("ascii").split(".")))
+    if text is not None:
+        parts = read.get(text)
+        if parts is None and _PLAIN.fullmatch(text):
+            parts = read[text] = tuple(map(intern, text.decode("ascii").split(".")))
+        if parts is not None:
+            # Such a text can only be a chain of attributes: read it at once
+            # rather than node by node (a third of extracting calls), once its
+            # head is an identifier (``True.x`` is not a name).
+            start = node.start_byte
+            end = start + len(parts[0])
+            head = node.descendant_for_byte_range(start, end)
+            if head is not None and head.type == "identifier" and head.end_byte == end:
+                return parts
     return _dotted_by_node(node)
 
 
@@ -96,16 +102,18 @@ class _Owners:
         # Definitions are in document order, parents before children, so the
         # innermost container is the last one that starts before the offset and
         # still contains it; walking up ``parent`` links finds it quickly.
-        self.definitions = definitions
+        # Plain lists: one lookup per step instead of two attribute reads.
         self.starts = [d.span.start_byte for d in definitions]
+        self.ends = [d.span.end_byte for d in definitions]
+        self.parents = [d.parent for d in definitions]
 
     def owner(self, offset: int) -> int:
-        index = bisect_right(self.starts, offset) - 1
+        starts, ends, parents = self.starts, self.ends, self.parents
+        index = bisect_right(starts, offset) - 1
         while index >= 0:
-            span = self.definitions[index].span
-            if span.start_byte <= offset < span.end_byte:
+            if starts[index] <= offset < ends[index]:
                 return index
-            index = self.definitions[index].parent
+            index = parents[index]
         return -1
 
 
@@ -115,13 +123,32 @@ def extract_calls(
     """Every resolvable call site of the tree, with its owner; a callee called
     several times by one definition is listed once (the first time).
     """
-    owners = _Owners(definitions)
+    owner = _Owners(definitions).owner
     first: dict[CallSite, int] = {}
-    for node in _cursor("calls").captures(tree.root_node).get("callee", ()):
-        parts = _dotted(node)
+    captures = _cursor("calls").captures(tree.root_node)
+    # A name's parts depend on its text alone: decoded once per file.
+    names: dict[bytes | None, tuple[str, ...] | None] = {}
+    for node in captures.get("name", ()):
+        text = node.text
+        if text in names:
+            parts = names[text]
+        else:
+            # Interned: the same few names recur thousands of times, and the
+            # pickle that carries them back from a worker holds each one once.
+            parts = names[text] = (
+                (intern(text.decode("utf-8", errors="replace")),) if text else None
+            )
         if parts:
             start = node.start_byte
-            site = (owners.owner(start), parts)
+            site = (owner(start), parts)
+            if first.get(site, start) >= start:
+                first[site] = start
+    chains: dict[bytes, tuple[str, ...]] = {}
+    for node in captures.get("chain", ()):
+        parts = _chain(node, chains)
+        if parts:
+            start = node.start_byte
+            site = (owner(start), parts)
             if first.get(site, start) >= start:
                 first[site] = start
     # Document order of each site's first call (captures come in no set order).

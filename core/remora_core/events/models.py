@@ -94,7 +94,7 @@ class BaseEvent(BaseModel, frozen=True):
         return tuple(self.__dict__.get("tags", ()))
 
 
-_NODE_FIELDS = ("node_id", "node_ids", "added", "removed", "orphaned")
+_NODE_FIELDS = ("node_id", "node_ids", "agent_ids", "added", "removed", "orphaned")
 
 
 class ContentChanged(BaseEvent, frozen=True):
@@ -386,9 +386,18 @@ class TriggerRefused(BaseEvent, frozen=True):
 
     type: Literal["trigger_refused"] = "trigger_refused"
     agent_id: str = Field()
+    """The (first) agent refused."""
+    agent_ids: tuple[str, ...] = ()
+    """Every agent refused by this rule for this reason, ``agent_id`` first
+    (a cascade's budget spent refuses hundreds at once). Empty in events
+    written before it existed: ``agent_id`` alone."""
     trigger_id: str
     rule: RefusalRule
     reason: str
+
+    def refused(self) -> tuple[str, ...]:
+        """The agents this refusal stands for."""
+        return self.agent_ids or (self.agent_id,)
 
 
 class LimitReached(BaseEvent, frozen=True):

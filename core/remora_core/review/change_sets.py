@@ -315,7 +315,9 @@ def plan_members(
     for index, member in enumerate(proposal.members):
         text = read_text(member.path)
         if member.kind == "new_file":
-            if text is not None and not held(member.path, text):
+            # An empty file is one an editor is creating to accept this (a
+            # code action's CreateFile arrives before its text): not stale.
+            if text is not None and text.strip() and not held(member.path, text):
                 raise Stale(f"{member.path} exists now")
             before = b""
         elif text is None:

@@ -4,10 +4,11 @@
 (DESIGN §6): **persist** it (``events/store.py``, group-committed), **match**
 subscriptions (``events/subscriptions.py``), **enqueue triggers** for admitted
 agents (``cascade.py`` decides, ``runner.py`` runs), **publish** it on the bus
-(``events/bus.py``), then record the refusals, each as a ``trigger_refused``
-event saying which rule. Matching happens per committed batch, in ``seq``
-order, while the store already writes the next batch; ``emit`` returns once
-its event went through all of that (its refusals follow in the log).
+(``events/bus.py``), then record the refusals as ``trigger_refused`` events
+saying which rule (one per rule and reason, naming every agent it refused).
+Matching happens per committed batch, in ``seq`` order, while the store
+already writes the next batch; ``emit`` returns once its event went through
+all of that (its refusals follow in the log).
 
 :meth:`Swarm.start` restores what survives a restart: the end of the event log,
 custom subscriptions (those of agents that are no longer active nodes are
@@ -31,6 +32,7 @@ from remora_core.discovery.files import secret_glob
 from remora_core.events.bus import EventBus
 from remora_core.events.models import (
     Event,
+    RefusalRule,
     RunInterrupted,
     TriggerRefused,
     new_correlation_id,
@@ -242,9 +244,17 @@ class Swarm:
             self.events.enqueue(refusal).add_done_callback(_log_failure)
 
     def _trigger(self, stored: StoredEvent) -> list[TriggerRefused]:
-        """Enqueue the triggers ``stored`` causes; return the refusals."""
+        """Enqueue the triggers ``stored`` causes; return the refusals.
+
+        Agents refused for the same reason are named in one event
+        (``agent_ids``): an edit followed by 500 callers, over its cascade's
+        budget, is one ``trigger_refused`` listing 480 agents, not 480 events
+        for the store, the bus and the editor to carry while the person types
+        (``bench/storm.py``). A reason naming the agent (a cycle, an orphan)
+        stays an event of its own.
+        """
         event = stored.event
-        refusals: list[TriggerRefused] = []
+        refused: dict[tuple[RefusalRule, str, str | None], list[str]] = {}
         triggered = False
         matching = (
             self.index.matching_agents(event, stored.nodes) if self.run_agents else ()
@@ -268,20 +278,23 @@ class Swarm:
                     if agent == event.to_agent
                     else None
                 )
-                refusals.append(
-                    TriggerRefused(
-                        agent_id=agent,
-                        trigger_id=event.id,
-                        rule=refusal.rule,
-                        reason=refusal.reason,
-                        correlation_id=event.correlation_id,
-                        depth=event.depth,
-                        run_id=event.run_id or promised,
-                    )
-                )
+                key = (refusal.rule, refusal.reason, event.run_id or promised)
+                refused.setdefault(key, []).append(agent)
         if not triggered:  # a run promised for this event will never start
             self.runner.reserved.pop(event.id, None)
-        return refusals
+        return [
+            TriggerRefused(
+                agent_id=agents[0],
+                agent_ids=tuple(agents),
+                trigger_id=event.id,
+                rule=rule,
+                reason=reason,
+                correlation_id=event.correlation_id,
+                depth=event.depth,
+                run_id=run_id,
+            )
+            for (rule, reason, run_id), agents in refused.items()
+        ]
 
     def _queue_chains(self) -> None:
         """Admissions ride along with the next events' transaction."""

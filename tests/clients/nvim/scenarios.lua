@@ -694,8 +694,14 @@ function S.graph(t)
   vim.cmd('RemoraBlame')
   t.observe('blame_hidden', blame_marks(buf))
 
+  -- Today's tokens once the fetch after the last answer has come back (it
+  -- follows each answer by 150 ms; on a busy machine, later): the scripted
+  -- model reports 10 + 5 per answer.
+  t.observe('tokens', t.wait("every answer's tokens", function()
+    local tokens = require('remora').tokens()
+    return tokens.total == 15 * #t.events('model_response') and tokens
+  end, RUN_MS))
   t.observe('statusline', require('remora').statusline())
-  t.observe('tokens', require('remora').tokens())
 end
 
 --- :RemoraGraph run NAME, then :RemoraGraph cancel while a step is slow.
@@ -1001,6 +1007,201 @@ function S.graph_resume(t)
       and notified(t, ') completed: ')
   end, RUN_MS))
   t.observe('buffer', t.text(buf))
+end
+
+-- ---- new files and change sets (issue 27 §1–§2) -------------------------------------
+
+--- Ask `order`'s agent (in service.py) and wait for its run to end; the proposal.
+local function ask_order(t, service, message)
+  api.nvim_set_current_buf(service)
+  t.cursor_to('def order')
+  local before = #t.events('rewrite_proposed')
+  vim.cmd('RemoraAsk ' .. message)
+  local made = t.wait('the proposal of ' .. message, function()
+    local all = t.events('rewrite_proposed')
+    return #all > before and all[#all]
+  end, RUN_MS)
+  t.wait('the run of ' .. message, function()
+    return #t.events('agent_completed', { run_id = made.run_id }) > 0
+  end, RUN_MS)
+  return made.proposal_id, made.node_id
+end
+
+--- The Remora quickfix entry of `proposal_id`, with the cursor on it.
+local function to_entry(t, proposal_id)
+  vim.cmd('RemoraProposals')
+  t.wait('the entry of ' .. proposal_id .. ' in the quickfix window', function()
+    local qf = quickfix()
+    for _, item in ipairs(qf.items) do
+      if item.text:find(proposal_id, 1, true) and qf.window then
+        return true
+      end
+    end
+  end, RUN_MS)
+  focus_quickfix()
+  t.cursor_to(proposal_id)
+end
+
+--- A new file accepted from :RemoraProposals (created, undone with `u`); a
+--- change set listed as one entry, its view with each member's diff, a
+--- member that needs others refused alone, all of it accepted with `A`; a set
+--- rejected with feedback (`R`); a set whose document changed: nothing
+--- applied; the apply-edit guard refusing a whole edit.
+function S.sets(t)
+  stub_input(t, function()
+    return 'SETS_FEEDBACK keep the rates where they are'
+  end)
+  local service = t.open('pkg/service.py')
+  local source = api.nvim_get_current_win()
+  local client = vim.lsp.get_clients({ name = 'remora', bufnr = service })[1]
+  t.observe('resource_operations', client.capabilities.workspace.workspaceEdit.resourceOperations)
+
+  -- 1. A new file.
+  local new_file = ask_order(t, service, 'SETS_NEW_FILE please')
+  to_entry(t, new_file)
+  t.observe('new_file_list', quickfix())
+  t.observe('new_file_on_disk_before', vim.uv.fs_stat('tests/test_service.py') ~= nil)
+  -- Accepted through its code action on `order` (the edit Neovim applies itself).
+  vim.cmd('cclose')
+  api.nvim_set_current_win(source)
+  api.nvim_set_current_buf(service)
+  t.cursor_to('def order')
+  local titles = {}
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      table.insert(titles, action.title)
+      return action.title:find('^Accept: create ') ~= nil
+    end,
+    apply = true,
+  })
+  t.wait('the new file accepted', function()
+    return #t.events('rewrite_applied', { proposal_id = new_file }) > 0
+  end, RUN_MS)
+  t.observe('new_file_actions', titles)
+  local created = vim.fn.bufnr('tests/test_service.py')
+  t.observe('new_file_text', t.text(created))
+  t.observe('new_file_disk', table.concat(vim.fn.readfile('tests/test_service.py'), '\n'))
+  t.observe('new_file_modified', vim.bo[created].modified)
+  api.nvim_set_current_win(source)
+  api.nvim_set_current_buf(created)
+  vim.cmd('normal! u')
+  t.observe('new_file_undone', t.text(created))
+  t.observe('new_file_exists_after_undo', vim.uv.fs_stat('tests/test_service.py') ~= nil)
+  vim.cmd('normal! \18') -- <C-r>: redo
+  t.observe('new_file_redone', t.text(created))
+  api.nvim_set_current_buf(service)
+
+  -- 2. A change set across three files, one of them new.
+  local set_id = ask_order(t, service, 'SETS_CHANGE_SET please')
+  to_entry(t, set_id)
+  t.observe('set_list', quickfix())
+  vim.cmd('RemoraDiff')
+  t.wait('the set view', function()
+    return t.window_lines('^remora://set/' .. set_id)
+  end, RUN_MS)
+  local view, win = t.window_lines('^remora://set/' .. set_id)
+  t.observe('set_view', view)
+  api.nvim_set_current_win(win)
+  t.cursor_to('## 1. ')
+  api.nvim_feedkeys('a', 'x', false)
+  t.observe('member_alone_note', t.wait('the member refused alone', function()
+    return notified(t, 'not accepted: 1. pkg/service.py · order needs')
+  end, 5000))
+  local models = vim.fn.bufadd('pkg/models.py')
+  vim.fn.bufload(models)
+  t.observe('before', { service = t.text(service), models = t.text(models) })
+  api.nvim_set_current_win(win)
+  api.nvim_feedkeys('A', 'x', false)
+  t.wait('the set accepted', function()
+    return #t.events('rewrite_applied', { proposal_id = set_id }) > 0
+  end, RUN_MS)
+  local note = t.wait('the set said applied', function()
+    return notified(t, 'applied Change set: add currency')
+  end, RUN_MS)
+  local currency = vim.fn.bufnr('pkg/currency.py')
+  t.observe('after', {
+    service = t.text(service),
+    models = t.text(models),
+    currency = currency > 0 and t.text(currency) or nil,
+    currency_exists = vim.uv.fs_stat('pkg/currency.py') ~= nil,
+    note = note,
+  })
+
+  -- 3. A set rejected with feedback from its view.
+  local rejected, asker = ask_order(t, service, 'SETS_REJECT_SET please')
+  to_entry(t, rejected)
+  vim.cmd('RemoraDiff')
+  t.wait('the rejected set view', function()
+    return t.window_lines('^remora://set/' .. rejected)
+  end, RUN_MS)
+  local _, reject_win = t.window_lines('^remora://set/' .. rejected)
+  api.nvim_set_current_win(reject_win)
+  local runs = #t.events('agent_completed', { agent_id = asker })
+  api.nvim_feedkeys('R', 'x', false)
+  t.wait('the set rejected', function()
+    return #t.events('rewrite_rejected', { proposal_id = rejected }) > 0
+  end, RUN_MS)
+  t.wait('the run with the feedback', function()
+    return #t.events('agent_completed', { agent_id = asker }) > runs
+  end, RUN_MS)
+
+  -- 4. A set whose document the person edits before accepting.
+  api.nvim_set_current_win(source)
+  local stale = ask_order(t, service, 'SETS_STALE_SET please')
+  to_entry(t, stale)
+  vim.cmd('RemoraDiff')
+  t.wait('the stale set view', function()
+    return t.window_lines('^remora://set/' .. stale)
+  end, RUN_MS)
+  local _, stale_win = t.window_lines('^remora://set/' .. stale)
+  local service_before = t.text(service)
+  api.nvim_buf_set_lines(models, 0, 0, false, { '# priced in euros' })
+  t.observe('stale_event', t.wait('rewrite_stale', function()
+    return t.events('rewrite_stale', { proposal_id = stale })[1]
+  end, RUN_MS))
+  api.nvim_set_current_win(stale_win)
+  api.nvim_feedkeys('A', 'x', false)
+  t.observe('stale_note', t.wait('nothing applied', function()
+    return notified(t, 'nothing applied')
+  end, RUN_MS))
+  t.observe('stale_view', t.wait('the set view saying stale', function()
+    local lines = t.window_lines('^remora://set/' .. stale)
+    return lines and lines[1]:find('(stale)', 1, true) and lines
+  end, RUN_MS))
+  t.observe('stale_after', {
+    service_unchanged = t.text(service) == service_before,
+    models_first = api.nvim_buf_get_lines(models, 0, 1, false)[1],
+    rates_exists = vim.uv.fs_stat('pkg/rates.py') ~= nil,
+  })
+  vim.cmd('RemoraProposals')
+  t.observe('list_after', t.wait('the list without the stale set', function()
+    local qf = quickfix()
+    for _, item in ipairs(qf.items) do
+      if item.text:find(stale, 1, true) then
+        return false
+      end
+    end
+    return qf
+  end, RUN_MS))
+
+  -- The guard: an edit whose second document changed since applies nothing;
+  -- a CreateFile over an existing file is refused.
+  local guard = require('remora.apply_edit')
+  local uri = function(path)
+    return vim.uri_from_fname(vim.fs.joinpath(vim.fn.getcwd(), path))
+  end
+  local service_text = t.text(service)
+  local edit = {
+    documentChanges = {
+      { textDocument = { uri = uri('pkg/service.py'), version = vim.lsp.util.buf_versions[service] }, edits = { { range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } }, newText = '# X\n' } } },
+      { textDocument = { uri = uri('pkg/models.py'), version = vim.lsp.util.buf_versions[models] - 1 }, edits = { { range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } }, newText = '# Y\n' } } },
+    },
+  }
+  t.observe('guard_versions', guard.handler(nil, { edit = edit }, { client_id = client.id }))
+  t.observe('guard_service_unchanged', t.text(service) == service_text)
+  local create = { documentChanges = { { kind = 'create', uri = uri('pkg/currency.py'), options = { overwrite = false, ignoreIfExists = false } } } }
+  t.observe('guard_create', guard.handler(nil, { edit = create }, { client_id = client.id }))
+  t.observe('guard_currency_kept', currency > 0 and t.text(currency) or nil)
 end
 
 return S

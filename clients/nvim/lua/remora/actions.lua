@@ -5,7 +5,8 @@
 --- - `remora.node.get` (clicking a lens, `vim.lsp.codelens.run()`): the node
 ---   card, in the panel when it is open (or `card = 'panel'`), else in a float;
 --- - `remora.proposal.diff` (the "Show diff" code action): the diff in a
----   scratch buffer, as `:RemoraDiff` shows it.
+---   scratch buffer, as `:RemoraDiff` shows it (a change set's: its view,
+---   `sets.lua`, each member's diff with keys to accept or reject it).
 local M = {}
 
 local function server()
@@ -100,6 +101,9 @@ end
 function M.show_diff(client, proposal_id, owner)
   server().execute(client, 'remora.proposal.diff', { proposal_id = proposal_id }, function(result)
     result = result or {}
+    if result.kind == 'change_set' and type(result.members) == 'table' then
+      return require('remora.sets').show(client, proposal_id, result)
+    end
     local lines = {
       string.format('# %s: proposal %s (%s)', owner or 'Remora', proposal_id, result.status or '?'),
     }

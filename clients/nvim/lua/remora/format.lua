@@ -116,7 +116,10 @@ local DETAILS = {
     return field(e, 'change') .. ' ' .. field(e, 'path')
   end,
   trigger_refused = function(e)
-    return field(e, 'rule') .. ': ' .. field(e, 'reason')
+    -- One refusal may name many agents (a cascade's budget spent).
+    local ids = type(e.agent_ids) == 'table' and #e.agent_ids or 0
+    local others = ids > 1 and (' (and ' .. (ids - 1) .. ' others)') or ''
+    return field(e, 'rule') .. others .. ': ' .. field(e, 'reason')
   end,
   limit_reached = function(e)
     return field(e, 'limit') .. ': ' .. field(e, 'reason')

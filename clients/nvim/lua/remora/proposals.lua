@@ -1,6 +1,8 @@
 --- :RemoraProposals: every pending proposal of the project in the quickfix
---- list (one entry per proposal, at its definition), the way trouble.nvim and
---- the quickfix list show project-wide lists. In the quickfix window,
+--- list (one entry per proposal, at its definition; a change set is one entry,
+--- "Change set: add currency (2 definitions in 2 files, 1 new file)", at its
+--- first member; a new file "create tests/test_x.py (+5)"), the way
+--- trouble.nvim and the quickfix list show project-wide lists. In the quickfix window,
 --- :RemoraAccept, :RemoraReject and :RemoraDiff act on the entry under the
 --- cursor; `:RemoraProposals accept-all [gr_…]` accepts a graph run's pending
 --- proposals together and says, one line each, what became of them. The list
@@ -60,9 +62,16 @@ end
 --- @return string
 function M.entry_text(p)
   local format = require('remora.format')
+  local sets = require('remora.sets')
   local node = p.node ~= vim.NIL and p.node or p.node_id
   local parts = { tostring(node), p.id }
   local reasoning = format.one_line(p.reasoning, 80)
+  if p.kind == 'change_set' then
+    parts = { sets.title(p), p.id, 'by ' .. tostring(node) }
+    reasoning = '' -- its first line is the title's
+  elseif p.kind == 'new_file' then
+    parts = { sets.new_file_title(p), tostring(node), p.id }
+  end
   if reasoning ~= '' then
     table.insert(parts, reasoning)
   end
@@ -83,9 +92,10 @@ function M.items(client, proposals)
   for _, p in ipairs(proposals or {}) do
     if type(p) == 'table' and type(p.file_path) == 'string' then
       local path = vim.fs.joinpath(root, p.file_path)
+      local first = p.kind == 'change_set' and type(p.members) == 'table' and p.members[1] or nil
       table.insert(items, {
         filename = path,
-        lnum = line_of(path, p.start_byte),
+        lnum = line_of(path, first and first.start_byte or p.start_byte),
         col = 1,
         type = 'I',
         text = M.entry_text(p),

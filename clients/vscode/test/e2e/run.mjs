@@ -159,6 +159,21 @@ page.on("console", async (message) => {
         await page.mouse.up();
       }
     }
+    if (name === "sets") {
+      // The Proposals view alone in the side bar, wide enough for a set's title.
+      const bar = await page.locator(".part.sidebar").boundingBox().catch(() => null);
+      if (bar && bar.width < 500) {
+        const x = bar.x + bar.width + 1;
+        const y = bar.y + bar.height / 2;
+        await page.mouse.move(x, y);
+        await page.mouse.down();
+        await page.mouse.move(x + 520 - bar.width, y, { steps: 8 });
+        await page.mouse.up();
+      }
+      for (const view of ["Nodes", "Conversation", "Runs"]) {
+        await page.locator('.part.sidebar .pane-header[aria-expanded="true"]').filter({ hasText: view }).first().click({ timeout: 2000 }).catch(() => undefined);
+      }
+    }
     await new Promise((r) => setTimeout(r, 1500)); // let the workbench paint
     const file = name === "conversation" ? screenshot : path.join(state, `${name}.png`);
     await page.screenshot({ path: file });
@@ -171,9 +186,9 @@ page.on("console", async (message) => {
 const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
 const payload = JSON.stringify([["extensionDevelopmentPath", remote(ext)], ["extensionTestsPath", remote(path.join(here, "suite.js"))]]);
 await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
-const timeout = new Promise((resolve) => setTimeout(() => resolve("timeout"), 240000));
+const timeout = new Promise((resolve) => setTimeout(() => resolve("timeout"), 360000));
 const result = await Promise.race([exited, timeout]);
-if (result === "timeout") console.error("the workbench did not exit within 240 s");
+if (result === "timeout") console.error("the workbench did not exit within 360 s");
 await browser.close().catch(() => undefined);
 stopServer();
 process.exit(result === "timeout" ? 4 : exitCode ?? 5);

@@ -178,6 +178,9 @@ async function scenario() {
   // Batch: graphs, the Proposals view, accept-all, blame, checkpoints (batch.js).
   await require("./batch").run(api, observed, step);
 
+  // New files and change sets (sets.js).
+  await require("./sets").run(api, observed, step);
+
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
   await until("the server stopped", () => api.server.client === undefined, 20000);

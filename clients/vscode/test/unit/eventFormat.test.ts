@@ -105,3 +105,15 @@ test("runs start and end with the stream", () => {
   runs.clear();
   assert.deepEqual(runs.inFlight(), []);
 });
+
+test("one refusal naming many agents says how many", () => {
+  const line = describeEvent({
+    type: "trigger_refused",
+    agent_id: "rm_1",
+    agent_ids: ["rm_1", "rm_2", "rm_3"],
+    trigger_id: "ev_1",
+    rule: "turn_budget",
+    reason: "the cascade has used its budget of 20 turns",
+  });
+  assert.match(line, /rm_1 and 2 others not started \(turn budget\)/);
+});

@@ -6,7 +6,11 @@ import {
   diffTitle,
   indentQuery,
   indentationAt,
+  indentationOf,
+  memberDiffTitle,
+  memberQuery,
   parseIndentQuery,
+  parseMemberQuery,
   parseProposalPath,
   proposalPath,
   sideContent,
@@ -61,4 +65,34 @@ test("each side shows its source; a missing side says so", () => {
   assert.equal(sideContent(answer, "proposed"), answer.new_source);
   assert.match(sideContent({ status: "rejected" }, "proposed"), /no proposed source \(status: rejected\)/);
   assert.match(diffTitle("pr_1", "accepted"), /pr_1 \(accepted\)/);
+});
+
+test("a change set's member has its own sides: a new file's current side is empty", () => {
+  const answer = {
+    kind: "change_set",
+    old_source: "",
+    new_source: "",
+    members: [
+      { index: 0, path: "pkg/service.py", kind: "rewrite", old_source: "def helper(self):\n        return 1", new_source: "def helper(self):\n        return 2" },
+      { index: 1, path: "pkg/currency.py", kind: "new_file", old_source: "", new_source: "RATES = {}\n" },
+    ],
+  };
+  const query = memberQuery(0, "    ");
+  assert.equal(parseMemberQuery(query), 0);
+  assert.equal(parseIndentQuery(query), "    ");
+  assert.equal(parseMemberQuery("indent=%20%20"), undefined);
+  assert.equal(parseMemberQuery(memberQuery(12, "")), 12);
+  assert.equal(sideContent(answer, "proposed", "    ", 0), "    def helper(self):\n        return 2");
+  assert.equal(sideContent(answer, "current", "", 1), "");
+  assert.equal(sideContent(answer, "proposed", "", 1), "RATES = {}\n");
+  assert.match(sideContent(answer, "proposed", "", 5), /no member 6/);
+  assert.equal(memberDiffTitle("pr_1", 1, 3, "pkg/currency.py", "new_file"), "2/3 currency.py: change set pr_1: (new file) ↔ proposed");
+});
+
+test("a rewritten definition's indentation is found where its old text is", () => {
+  const text = "class S:\n    def helper(self):\n        return 1\n";
+  assert.equal(indentationOf(text, "def helper(self):\n        return 1"), "    ");
+  assert.equal(indentationOf(text, "def gone():"), "");
+  assert.equal(indentationOf("x = 1; def f(): pass", "def f(): pass"), "");
+  assert.equal(indentationOf(text, ""), "");
 });

@@ -32,20 +32,40 @@ export async function call(command, args = {}) {
   return body.result;
 }
 
-/** Follow the project's events after `since` (the browser resumes after the
- * last id it saw when the connection drops). `onState` hears "live" / "lost". */
+const RETRY_MS = 1000;
+
+/** Follow the project's events after `since`, for as long as the page is
+ * open. When the stream drops the browser reconnects after the last id it
+ * saw; when the dashboard refuses the stream (the editor's server is gone,
+ * 503) the browser gives up, so it is asked again here, every second, after
+ * the last seq the page has — until the server is back. An event is handed
+ * on once, in order: none lost, none twice.
+ * `onState` hears "live" (with `resumed` true after a loss) and "lost". */
 export function follow(since, onEvent, onState) {
-  const source = new EventSource(`/api/events?since=${encodeURIComponent(since)}`);
-  source.onopen = () => onState("live");
-  source.onerror = () => onState("lost");
-  source.onmessage = (message) => {
-    let event;
-    try {
-      event = JSON.parse(message.data);
-    } catch {
-      return;
-    }
-    onEvent(event);
+  let last = since;
+  let lost = false;
+  const open = () => {
+    const source = new EventSource(`/api/events?since=${encodeURIComponent(last)}`);
+    source.onopen = () => {
+      onState("live", lost);
+      lost = false;
+    };
+    source.onerror = () => {
+      lost = true;
+      onState("lost");
+      if (source.readyState === EventSource.CLOSED) setTimeout(open, RETRY_MS);
+    };
+    source.onmessage = (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      if (!(event.seq > last)) return; // had it already
+      last = event.seq;
+      onEvent(event);
+    };
   };
-  return source;
+  open();
 }

@@ -52,7 +52,19 @@ function onEvent(event) {
   if (event.type.startsWith("agent_") || event.type.startsWith("rewrite_") || event.type === "human_chat") refreshRuns();
   if (nodePanel.nodeId && [...about].some((id) => id === nodePanel.nodeId || id.startsWith(nodePanel.nodeId))) refreshNode();
   if (event.type.startsWith("graph_")) refreshGraphRuns();
-  if (event.type === "topology_changed" && ((event.added || []).length || (event.removed || []).length)) reloadGraph();
+  // Nodes added, removed or orphaned (a definition deleted: its history is
+  // kept, but it is no longer in the code): the graph is read again.
+  if (event.type === "topology_changed" && ["added", "removed", "orphaned"].some((k) => (event[k] || []).length)) reloadGraph();
+}
+
+/** Back after the server was gone: the events missed meanwhile arrive on
+ * the stream; what they do not say (a run the stop interrupted, nodes edited
+ * while no server ran) is read again. */
+function caughtUp() {
+  quietly(() => runs.refresh())();
+  quietly(() => graphRuns.refresh())();
+  quietly(() => nodePanel.refresh())();
+  quietly(() => graph.load().then(paintNote).then(markAwaiting))();
 }
 
 function paintNote({ ms, nodes, calls }) {
@@ -110,10 +122,11 @@ async function start() {
   const recent = await call("remora.events.list", { limit: 300 });
   for (const event of recent) events.add(event);
   const since = recent.length ? recent[recent.length - 1].seq : (await call("remora.events.last_seq", {})).seq;
-  follow(since, onEvent, (state) => {
+  follow(since, onEvent, (state, resumed) => {
     show($("connection"), state === "live" ? "live" : "reconnecting…");
     $("connection").className = `pill ${state}`;
     document.body.dataset.stream = state;
+    if (resumed) caughtUp();
   });
   await Promise.all([
     runs.refresh(),

@@ -66,21 +66,80 @@ export class NodePanel {
       card.usage
         ? h("p", { class: "refs", id: "node-cost" }, h("b", {}, "cost: "), `${card.usage.tokens} tokens in ${card.usage.runs} runs (${card.usage.requests} requests)`)
         : null,
-      card.subscriptions
-        ? h(
-            "div",
-            { class: "refs", id: "node-wakes" },
-            h("b", {}, card.muted ? "wakes: muted — only your messages" : "wakes on:"),
-            h(
-              "ul",
-              {},
-              card.subscriptions.map((sub) =>
-                h("li", {}, sub.text, sub.default ? " (default)" : " (its own)", sub.fired ? ` — fired ${sub.fired} runs lately` : ""),
-              ),
-            ),
-          )
-        : null,
+      card.subscriptions ? this.wakes(card) : null,
     );
+  }
+
+  /** What wakes the node's agent, and the person's say in it: mute or
+   * unmute, remove one of its own subscriptions, add one. */
+  wakes(card) {
+    const act = (command, args, done) => async () => {
+      try {
+        await call(command, { node_id: card.id, ...args });
+        toast(done);
+      } catch (error) {
+        toast(error.message, true);
+      }
+      await this.refresh();
+    };
+    const mute = card.muted
+      ? h("button", { type: "button", id: "node-mute", onclick: act("remora.node.unmute", {}, "Unmuted: its subscriptions wake it again") }, "Unmute")
+      : h("button", { type: "button", id: "node-mute", onclick: act("remora.node.mute", {}, "Muted: only your messages wake it") }, "Mute");
+    return h(
+      "div",
+      { class: "refs", id: "node-wakes" },
+      h("b", {}, card.muted ? "wakes: muted — only your messages" : "wakes on:"),
+      " ",
+      mute,
+      h(
+        "ul",
+        {},
+        card.subscriptions.map((sub) =>
+          h(
+            "li",
+            { dataset: { subscription: sub.id } },
+            sub.text,
+            sub.default ? " (default)" : " (its own)",
+            sub.fired ? ` — fired ${sub.fired} runs lately` : "",
+            sub.default
+              ? null
+              : [" ", h("button", { type: "button", class: "remove-sub", onclick: act("remora.subscriptions.remove", { subscription_id: sub.id }, `Removed ${sub.id}`) }, "Remove")],
+          ),
+        ),
+      ),
+      this.subscribeForm(card.id),
+    );
+  }
+
+  /** A new subscription: event types, files, nodes it comes from (each
+   * optional; what is given must all match). */
+  subscribeForm(nodeId) {
+    // What was typed survives the page being redrawn by a live event.
+    const field = (name, placeholder) => {
+      const input = h("input", { class: `sub-${name}`, placeholder, autocomplete: "off" });
+      input.value = this.element.querySelector(`.sub-${name}`)?.value || "";
+      return input;
+    };
+    const types = field("types", "event types");
+    const files = field("path", "files, e.g. pkg/*.py");
+    const from = field("from", "from nodes");
+    const list = (input) => input.value.split(/[\s,]+/).filter(Boolean);
+    const subscribe = async () => {
+      const pattern = {};
+      if (list(types).length) pattern.event_types = list(types);
+      if (files.value.trim()) pattern.path_glob = files.value.trim();
+      if (list(from).length) pattern.from_agents = list(from);
+      try {
+        const { subscription_id } = await call("remora.subscriptions.add", { node_id: nodeId, pattern });
+        toast(`Subscribed: ${subscription_id}`);
+        for (const input of [types, files, from]) input.value = "";
+      } catch (error) {
+        toast(error.message, true);
+        return; // keep what was typed
+      }
+      await this.refresh();
+    };
+    return h("div", { class: "subscribe" }, types, files, from, h("button", { type: "button", class: "add-sub", onclick: subscribe }, "Subscribe"));
   }
 
   conversation(entries) {

@@ -1,0 +1,60 @@
+"""The editor's messages read from stdin by the event loop (``remora_lsp/stdio.py``):
+whole, in order, however the pipe splits them; a stdin the loop cannot watch is
+read in a thread as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from pygls.io_ import StdinAsyncReader
+
+from remora_lsp.stdio import LoopStdinReader
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def read_messages(reader: LoopStdinReader) -> list[bytes]:
+    """What pygls's loop reads: header lines, then the body."""
+    messages = []
+    while header := await reader.readline():
+        length = int(header.split(b":")[1])
+        assert await reader.readline() == b"\r\n"
+        messages.append(await reader.readexactly(length))
+    return messages
+
+
+async def test_messages_split_anyhow_arrive_whole_and_in_order():
+    read_fd, write_fd = os.pipe()
+    bodies = [b'{"id": %d, "text": "%s"}' % (n, b"x" * n * 300) for n in range(1, 40)]
+    stream = b"".join(frame(b) for b in bodies)
+    executor = ThreadPoolExecutor(1)
+    with open(read_fd, "rb", buffering=0) as stdin:
+        reader = LoopStdinReader(stdin, StdinAsyncReader(stdin, executor))
+
+        async def editor() -> None:  # writes in odd-sized pieces, with pauses
+            for start in range(0, len(stream), 977):
+                os.write(write_fd, stream[start : start + 977])
+                await asyncio.sleep(0)
+            os.close(write_fd)
+
+        writing = asyncio.ensure_future(editor())
+        assert await read_messages(reader) == bodies
+        await writing
+        assert reader._stream is not None, "read by the loop, not a thread"
+    executor.shutdown()
+
+
+async def test_a_stdin_the_loop_cannot_watch_is_read_in_a_thread(tmp_path):
+    saved = tmp_path / "messages"
+    saved.write_bytes(frame(b'{"id": 1}') + frame(b'{"id": 2}'))
+    executor = ThreadPoolExecutor(1)
+    with saved.open("rb") as stdin:  # a regular file: no pipe to watch
+        reader = LoopStdinReader(stdin, StdinAsyncReader(stdin, executor))
+        assert await read_messages(reader) == [b'{"id": 1}', b'{"id": 2}']
+        assert reader._stream is None
+    executor.shutdown()
