@@ -37,9 +37,22 @@ Remora adds (its prompt, graph context, protocol, checks, events, store).
 
 Targets per set (issue 14): >= 11/12 satisfied, 12/12 ended in a proposal or a
 clear failure, median <= 3 s, server/peer median ratio <= 1.3. Exit status 1 if
-one fails. ``--set a|b`` runs one set, ``--task NAME`` one task, ``--no-peer``
+one fails. ``--set a|b|c`` runs one set, ``--task NAME`` one task, ``--no-peer``
 skips the floor, ``--threads N`` sets the model's threads on both sides (the
 only setting then given), ``-v`` prints each proposal and the peer's replies.
+
+Set ``c`` (issue 27 §4, ``bench/agent_task_set_c.py``): requests that span
+nodes and files — tests written in a new file, a parameter passed from every
+caller, renames with their callers, a helper extracted, a function split, a
+constant moved to a new module. Each task is its own small project and server;
+what was proposed is accepted through the editor's ``workspace/applyEdit``
+and the saved files are judged by running them (``bench/agent_task_projects.
+py``). No floor: a bare model call has no way to propose a change set. Target:
+12/12 ended in a proposal or a clear failure. ``--model scripted`` answers
+each task rightly through a scripted endpoint (``--protocol tools|fenced``),
+measuring the plumbing alone (target 12/12 satisfied); ``--trusted`` says the
+workspace is trusted (proposals' tests run before they are shown);
+``--selfcheck`` checks the judges without a server.
 """
 
 from __future__ import annotations
@@ -104,6 +117,8 @@ class Outcome:
     """Seconds llama.cpp itself spent (prompt + generation), from its log."""
     source: str = ""
     details: list[str] = field(default_factory=list)
+    accept_s: float = 0.0
+    """Set c: seconds from asking to accept to the edit applied and saved."""
 
 
 # ---- what llama.cpp says it did ----------------------------------------------------
@@ -538,7 +553,51 @@ def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) 
     return failed
 
 
-async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int:
+async def run_c(
+    only: list[str], model: str, protocol: str | None, trusted: bool = False
+) -> int:
+    """Set c (``bench/agent_task_projects.py``): one project and server per
+    task, judged on the files; print; the number of failed targets.
+    """
+    import agent_task_projects
+    from agent_task_set_c import SET_C
+
+    tasks = [t for t in SET_C if not only or t.name in only]
+    if not tasks:
+        return 0
+    print(
+        f"{'model':<8} {'task':<22} {'ended':<12} {'sat':<4} {'s':>6} {'accept':>6} "
+        f"{'model':>6} {'req':>3} {'read':>5} {'gen':>4}  why not"
+    )
+    with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-c-") as tmp:
+        outcomes = await agent_task_projects.run_set(
+            tasks, Path(tmp), model, protocol, yield_row_c, trusted
+        )
+    full = len(tasks) == len(SET_C)
+    failed = agent_task_projects.summary(outcomes, model, full, trusted, protocol)
+    return failed + any(o.ended == "error" for o in outcomes)
+
+
+def yield_row_c(outcome: Outcome) -> None:
+    """One row of set c (wider: its ends are proposal kinds)."""
+    mark = "yes" if outcome.satisfied else "no"
+    print(
+        f"{outcome.path:<8} {outcome.task:<22} {outcome.ended:<12} {mark:<4} "
+        f"{outcome.seconds:>6.1f} {outcome.accept_s:>6.2f} {outcome.model_s:>6.1f} "
+        f"{outcome.requests:>3} "
+        f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
+        flush=True,
+    )
+    if VERBOSE:
+        if outcome.source:
+            print(textwrap.indent(outcome.source.rstrip(), "        | "))
+        for line in outcome.details:
+            print(textwrap.indent(line.rstrip(), "        > "))
+
+
+async def run(
+    sets: list[str], only: list[str], peer: bool, options: Any, trusted: bool = False
+) -> int:
     """Run the sets through the server and bare, task by task; print; the exit
     status.
     """
@@ -546,13 +605,16 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
         print("the local extra is not installed: pip install 'remora-lsp[local]'")
         return 1
     chosen = {
-        label: [t for t in SETS[label] if not only or t.name in only] for label in sets
+        label: [t for t in SETS[label] if not only or t.name in only]
+        for label in sets
+        if label in SETS
     }
     results: dict[str, tuple[list[Outcome], list[Outcome]]] = {}
-    print(
-        f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'model':>6} "
-        f"{'req':>3} {'read':>5} {'gen':>4}  why not"
-    )
+    if any(chosen.values()):
+        print(
+            f"{'path':<7} {'task':<20} {'ended':<9} {'sat':<4} {'s':>6} {'model':>6} "
+            f"{'req':>3} {'read':>5} {'gen':>4}  why not"
+        )
     with tempfile.TemporaryDirectory(prefix="remora-bench-tasks-") as tmp:
         workdir = Path(tmp)
         threads = ((options or {}).get("model") or {}).get("threads")
@@ -581,6 +643,9 @@ async def run(sets: list[str], only: list[str], peer: bool, options: Any) -> int
         full = len(server) == len(SETS[label])
         failed += summary(label, server, bare_runs, full)
         failed += any(o.ended == "error" for o in server + bare_runs)
+    if "c" in sets:
+        protocol = ((options or {}).get("model") or {}).get("protocol")
+        failed += await run_c(only, "embedded", protocol, trusted)
     return 1 if failed else 0
 
 
@@ -588,7 +653,25 @@ def main() -> None:
     """Command line entry point."""
     global VERBOSE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=sorted(SETS), action="append")
+    parser.add_argument("--set", choices=[*sorted(SETS), "c"], action="append")
+    parser.add_argument(
+        "--model",
+        choices=("embedded", "scripted"),
+        default="embedded",
+        help="set c only: the scripted model answers rightly (plumbing alone)",
+    )
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="set c: the editor says the workspace is trusted (workspaceTrust), "
+        "so proposals' tests run before they are shown",
+    )
+    parser.add_argument(
+        "--selfcheck",
+        action="store_true",
+        help="set c's judges fail on each project as written and pass on the "
+        "right answer applied by hand (no server)",
+    )
     parser.add_argument("--task", action="append", help="only this task (repeatable)")
     parser.add_argument("--no-peer", action="store_true", help="skip the floor")
     parser.add_argument(
@@ -607,10 +690,31 @@ def main() -> None:
     model = {"protocol": args.protocol, "threads": args.threads}
     model = {key: value for key, value in model.items() if value is not None}
     options = {"model": model} if model else None
+    sets = args.set or [*sorted(SETS), "c"]
+    if args.selfcheck:
+        sys.exit(selfcheck_c(args.task or []))
+    if args.model == "scripted":
+        if sets != ["c"]:
+            parser.error("--model scripted runs set c only: add --set c")
+        failed = asyncio.run(
+            run_c(args.task or [], "scripted", args.protocol, args.trusted)
+        )
+        sys.exit(1 if failed else 0)
     code = asyncio.run(
-        run(args.set or sorted(SETS), args.task or [], not args.no_peer, options)
+        run(sets, args.task or [], not args.no_peer, options, args.trusted)
     )
     sys.exit(code)
+
+
+def selfcheck_c(only: list[str]) -> int:
+    """Check set c's judges without a server; the exit status."""
+    from agent_task_projects import selfcheck
+    from agent_task_set_c import SET_C
+
+    tasks = [t for t in SET_C if not only or t.name in only]
+    print("set c judges: fail as written, pass on the right answer")
+    with tempfile.TemporaryDirectory(prefix="remora-bench-selfcheck-") as tmp:
+        return 1 if selfcheck(tasks, Path(tmp)) else 0
 
 
 if __name__ == "__main__":

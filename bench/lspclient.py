@@ -5,14 +5,17 @@ every server measured (remora-lsp, basedpyright, jedi-language-server) and
 adds as little as possible to what is timed. It speaks the base protocol
 (``Content-Length`` framing), answers server-to-client requests the way a
 plain editor would (``workspace/configuration`` with one ``null`` per item,
-everything else with ``null``) and records when each message arrived, before
-its JSON is decoded, so timings do not include the client's own decoding.
+everything else with ``null``; a handler may be a coroutine that sends
+notifications before it answers, as an editor applying an edit does) and
+records when each message arrived, before its JSON is decoded, so timings do
+not include the client's own decoding.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import json
 import os
@@ -224,13 +227,10 @@ class LspClient:
         elif "id" in message:  # a request from the server
             self.server_requests.append(method)
             handler = self.handlers.get(method, _null)
-            await self._send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "result": handler(message.get("params")),
-                }
-            )
+            result = handler(message.get("params"))
+            if inspect.isawaitable(result):  # an editor's answer that sends first
+                result = await result
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         else:
             self.notifications.append((arrived, message))
             for entry in list(self._waiters):
