@@ -62,7 +62,7 @@ class LeanChat(AsyncChat):
     """The ``chat`` resource whose completions are :class:`LeanCompletions`."""
 
     @cached_property
-    def completions(self) -> AsyncCompletions:  # type: ignore[override]
+    def completions(self) -> AsyncCompletions:  # type: ignore[override]  # a cached_property over the SDK's
         """Chat completions without the walk."""
         return LeanCompletions(self._client)
 
@@ -71,6 +71,6 @@ class LeanOpenAI(AsyncOpenAI):
     """An ``AsyncOpenAI`` whose chat completions skip the body's walk."""
 
     @cached_property
-    def chat(self) -> AsyncChat:  # type: ignore[override]
+    def chat(self) -> AsyncChat:  # type: ignore[override]  # a cached_property over the SDK's
         """The chat resource."""
         return LeanChat(self)

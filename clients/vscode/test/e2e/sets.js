@@ -99,7 +99,9 @@ exports.run = async function run(api, observed, step) {
   // Undo in the new file's editor: what VS Code takes back.
   await vscode.window.showTextDocument(createdDoc);
   await vscode.commands.executeCommand("undo");
-  await until("the undo to land", () => createdDoc.getText() !== s.newFileAfter.text || createdDoc.isClosed || !fs.existsSync(created.fsPath), 5000).catch(() => undefined);
+  // VS Code deletes the file first and closes its editor a moment later:
+  // wait for the whole undo (or its text back), not its first half.
+  await until("the undo to land", () => (createdDoc.isClosed && !fs.existsSync(created.fsPath)) || (!createdDoc.isClosed && createdDoc.getText() !== s.newFileAfter.text && fs.existsSync(created.fsPath)), 10000).catch(() => undefined);
   s.newFileUndone = { exists: fs.existsSync(created.fsPath), text: createdDoc.isClosed ? null : createdDoc.getText(), closed: createdDoc.isClosed };
   s.newFileUndoShot = await snapshot("setsundo");
   step("sets: new file undone");
