@@ -76,6 +76,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     try {
+      const mark = conv.runsMark();
       const [card, history, runs] = await Promise.all([
         this.exec<CardLike>("remora.node.get", { node_id: conv.nodeId }),
         this.exec<Entry[]>("remora.agent.history", { node_id: conv.nodeId }),
@@ -84,10 +85,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
       if (this.conv !== conv) return;
       this.card = card;
       conv.load(history);
-      conv.running.clear();
-      for (const run of runs) {
-        if (run.id && (run.status === "running" || run.status === "waiting" || run.status === "queued")) conv.setRunning(run.id, run.status);
-      }
+      conv.setRunsRead(runs, mark);
       this.loads += 1;
       this.render();
       await this.readChecks(conv);

@@ -134,6 +134,13 @@ export class Conversation {
   private readonly statuses = new Map<string, string>();
   /** Runs of this node in flight (started, not ended), with their status. */
   readonly running = new Map<string, string>();
+  /**
+   * The last changes to :attr:`running` followed live, numbered: a read of
+   * the runs list that began before one of them answers what was true then
+   * (a question asked while the view loaded showed as never asked).
+   */
+  private runChanges: { n: number; runId: string; status: string | null }[] = [];
+  private runChangeCount = 0;
 
   constructor(readonly nodeId: string) {}
 
@@ -161,8 +168,31 @@ export class Conversation {
     if (checks) this.checks.set(proposalId, [...checks]);
   }
 
-  setRunning(runId: string, status: string): void {
-    this.running.set(runId, status);
+  /** A mark to pass to {@link setRunsRead} when a read of the runs list begins. */
+  runsMark(): number {
+    return this.runChangeCount;
+  }
+
+  /** The runs in flight as the server listed them, then every change followed
+   * live since the read began (``mark``), which the list may not have seen. */
+  setRunsRead(runs: readonly { id?: string | null; status?: string }[], mark: number): void {
+    this.running.clear();
+    for (const run of runs) {
+      if (run.id && (run.status === "running" || run.status === "waiting" || run.status === "queued")) this.running.set(run.id, run.status);
+    }
+    for (const change of this.runChanges) {
+      if (change.n <= mark) continue;
+      if (change.status === null) this.running.delete(change.runId);
+      else this.running.set(change.runId, change.status);
+    }
+  }
+
+  private followRun(runId: string, status: string | null): void {
+    this.runChangeCount += 1;
+    this.runChanges.push({ n: this.runChangeCount, runId, status });
+    if (this.runChanges.length > 200) this.runChanges.splice(0, this.runChanges.length - 200);
+    if (status === null) this.running.delete(runId);
+    else this.running.set(runId, status);
   }
 
   /** Follow one live event; true if what is shown changed. */
@@ -173,13 +203,14 @@ export class Conversation {
     const runId = typeof event.run_id === "string" ? event.run_id : undefined;
     if (mine && runId) {
       if (event.type === "agent_started" || event.type === "agent_resumed") {
-        this.running.set(runId, "running");
+        this.followRun(runId, "running");
         changed = true;
       } else if (event.type === "agent_blocked") {
-        this.running.set(runId, "waiting");
+        this.followRun(runId, "waiting");
         changed = true;
       } else if (event.type in ENDS) {
-        changed = this.running.delete(runId) || changed;
+        changed = this.running.has(runId) || changed;
+        this.followRun(runId, null);
       }
     }
     if (mine && event.type === "rewrite_proposed" && typeof e.proposal_id === "string" && Array.isArray(e.checks)) {

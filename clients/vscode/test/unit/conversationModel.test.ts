@@ -132,3 +132,17 @@ test("the card shows a person's standing instructions, escaped", () => {
   assert.doesNotMatch(html, /<cents>/);
   assert.doesNotMatch(shown(renderConversation(conv, { id: ME, name: "helper", instructions: null })), /instructions:/);
 });
+
+test("a runs list read before a question was asked still shows the run waiting", () => {
+  const conv = new Conversation("rm_helper01");
+  conv.apply({ type: "agent_started", agent_id: "rm_helper01", run_id: "run_1", seq: 1, event_id: "e1" });
+  const mark = conv.runsMark(); // the view starts reading the runs list…
+  conv.apply({ type: "agent_blocked", agent_id: "rm_helper01", run_id: "run_1", seq: 2, event_id: "e2", question: "Which name?" });
+  conv.apply({ type: "agent_started", agent_id: "rm_helper01", run_id: "run_2", seq: 3, event_id: "e3" });
+  conv.apply({ type: "agent_completed", agent_id: "rm_helper01", run_id: "run_2", seq: 4, event_id: "e4" });
+  // …which answers what was true when it began.
+  conv.setRunsRead([{ id: "run_1", status: "running" }, { id: "run_0", status: "running" }], mark);
+  assert.deepEqual([...conv.running], [["run_1", "waiting"], ["run_0", "running"]]);
+  const html = renderConversation(conv, { id: "rm_helper01", name: "helper" });
+  assert.match(html, /helper waits for your answer/);
+});
