@@ -14,24 +14,8 @@ import json
 from typing import Any
 
 from remora_lsp.testing.model_server import Reply
+from tests.change_set_texts import CURRENCY, MAKE_ITEM, ORDER, TEST_FILE
 
-TEST_FILE = """from pkg.service import order
-
-
-def test_order_counts_the_quantity():
-    assert order("a", 2) > order("a", 1)
-"""
-ORDER = """def order(name, quantity, currency="EUR"):
-    item = make_item(name, currency=currency)
-    return item.total(quantity) + models.make_item("x").price"""
-MAKE_ITEM = """def make_item(name, price=1.0, currency="EUR"):
-    return Item(name, convert(price, currency))"""
-CURRENCY = """RATES = {"EUR": 1.0, "USD": 1.1}
-
-
-def convert(amount, currency):
-    return amount * RATES[currency]
-"""
 UNUSED = '''def unused(item: Item):
     """Kept for the rates."""
     return item'''

@@ -19,6 +19,7 @@ from remora_lsp.testing.actions import command
 from remora_lsp.testing.actions import events as of_type
 from remora_lsp.testing.actions import wait_for_run as finished
 from remora_lsp.testing.model_server import ModelServer
+from tests.change_set_texts import CURRENCY, MAKE_ITEM, ORDER, TEST_FILE
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import (
@@ -29,24 +30,6 @@ from tests.lsp.test_agent_runs import (
     remora_diagnostics,
     settings,
 )
-
-TEST_FILE = """from pkg.service import order
-
-
-def test_order_counts_the_quantity():
-    assert order("a", 2) > order("a", 1)
-"""
-ORDER = """def order(name, quantity, currency="EUR"):
-    item = make_item(name, currency=currency)
-    return item.total(quantity) + models.make_item("x").price"""
-MAKE_ITEM = """def make_item(name, price=1.0, currency="EUR"):
-    return Item(name, convert(price, currency))"""
-CURRENCY = """RATES = {"EUR": 1.0, "USD": 1.1}
-
-
-def convert(amount, currency):
-    return amount * RATES[currency]
-"""
 
 
 async def proposed_by(client, model: ModelServer, node_id: str, tool: str, args):

@@ -19,26 +19,6 @@ const fs = require("node:fs");
 const path = require("node:path");
 const vscode = require("vscode");
 
-const OUT = process.env.REMORA_E2E_OUT;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what, fn, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-async function snapshot(name) {
-  const marker = `${OUT}.${name}.done`;
-  console.log(`REMORA_SNAPSHOT ${name}`);
-  await until(`snapshot ${name}`, () => fs.existsSync(marker), 30000);
-  return JSON.parse(fs.readFileSync(marker, "utf8"));
-}
-
 function describeTree(provider, element, depth = 0) {
   return provider.getChildren(element).flatMap((child) => {
     const item = provider.getTreeItem(child);
@@ -59,7 +39,9 @@ function tabs() {
   return vscode.window.tabGroups.all.flatMap((g) => g.tabs);
 }
 
-exports.run = async function run(api, observed, step) {
+/** ``until`` and ``snapshot`` are the suite's (suite.js); a snapshot here may wait 30 s. */
+exports.run = async function run(api, observed, step, { until, snapshot: suiteSnapshot }) {
+  const snapshot = (name) => suiteSnapshot(name, 30000);
   const s = (observed.sets = {});
   const folder = vscode.workspace.workspaceFolders[0].uri.fsPath;
   const file = (p) => vscode.Uri.file(path.join(folder, ...p.split("/")));

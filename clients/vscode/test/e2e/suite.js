@@ -23,10 +23,10 @@ async function until(what, fn, timeoutMs = 30000) {
 }
 
 /** Ask the runner (run.mjs) for a screenshot and the notifications on screen. */
-async function snapshot(name) {
+async function snapshot(name, timeoutMs = 20000) {
   const marker = `${OUT}.${name}.done`;
   console.log(`REMORA_SNAPSHOT ${name}`);
-  await until(`snapshot ${name}`, () => fs.existsSync(marker), 20000);
+  await until(`snapshot ${name}`, () => fs.existsSync(marker), timeoutMs);
   return JSON.parse(fs.readFileSync(marker, "utf8"));
 }
 
@@ -179,7 +179,7 @@ async function scenario() {
   await require("./batch").run(api, observed, step);
 
   // New files and change sets (sets.js).
-  await require("./sets").run(api, observed, step);
+  await require("./sets").run(api, observed, step, { until, snapshot });
 
   // A missing server path: one error notification with the button, no crash loop.
   await vscode.workspace.getConfiguration("remora").update("server.path", "/nonexistent/remora-lsp", vscode.ConfigurationTarget.Global);
