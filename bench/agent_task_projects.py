@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import os
 import re
 import time
 from pathlib import Path
@@ -427,28 +426,11 @@ def server_options(
 
 async def start(root: Path, workdir: Path, options: Any) -> tuple[LspClient, Editor]:
     """``remora-lsp`` on ``root``, initialized like an editor that takes edits."""
-    from agent_tasks import SERVER, zero_config_env
+    from agent_tasks import start_server
 
     client = LspClient()
-    editor = Editor(client)
-    await client.start(
-        [str(SERVER)],
-        cwd=root,
-        stderr=workdir / "server.log",
-        env=zero_config_env(workdir),
-    )
-    uri = path_uri(root)
-    await client.request(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": uri,
-            "workspaceFolders": [{"uri": uri, "name": root.name}],
-            "capabilities": editor_capabilities(),
-            "initializationOptions": options,
-        },
-    )
-    await client.notify("initialized", {})
+    editor = Editor(client)  # answers the server's applyEdit from the start
+    await start_server(root, workdir, options, editor_capabilities(), client)
     return client, editor
 
 

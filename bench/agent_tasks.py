@@ -254,9 +254,17 @@ def zero_config_env(workdir: Path) -> dict[str, str]:
     }
 
 
-async def start_server(root: Path, workdir: Path, options: Any) -> LspClient:
-    """``remora-lsp`` on ``root``, initialized like an editor would."""
-    client = LspClient()
+async def start_server(
+    root: Path,
+    workdir: Path,
+    options: Any,
+    capabilities: dict[str, Any] | None = None,
+    client: LspClient | None = None,
+) -> LspClient:
+    """``remora-lsp`` on ``root``, initialized like an editor would (VS Code's
+    capabilities unless given).
+    """
+    client = client or LspClient()
     await client.start(
         [str(SERVER)],
         cwd=root,
@@ -270,7 +278,7 @@ async def start_server(root: Path, workdir: Path, options: Any) -> LspClient:
             "processId": os.getpid(),
             "rootUri": uri,
             "workspaceFolders": [{"uri": uri, "name": root.name}],
-            "capabilities": vscode_capabilities(),
+            "capabilities": capabilities or vscode_capabilities(),
             "initializationOptions": options,
         },
     )
