@@ -14,6 +14,12 @@ try:
 except ImportError:  # Windows: serial groups are not locked
     fcntl = None
 
+# The VS Code e2e's checks live in helper modules (one per scenario): have
+# pytest rewrite their asserts too, so a failure shows the values it saw.
+pytest.register_assert_rewrite(
+    "tests.clients.vscode_batch", "tests.clients.vscode_sets"
+)
+
 WORKSPACES = Path(__file__).parent / "workspaces"
 LOCK_FOLDER = tempfile.gettempdir()
 """Where serial groups' locks live (read once, before any test changes it)."""

@@ -74,6 +74,10 @@ async def test_the_page_needs_its_token_and_its_own_host(workspace):
             status, _, text = await asyncio.to_thread(request, url, path=path)
             assert status == 403, path
             assert "remora-token" not in text
+        # The icon a browser asks for by itself after any page, the refusal
+        # included: nothing, and no error in the page's console.
+        status, _, text = await asyncio.to_thread(request, url, path="/favicon.ico")
+        assert (status, text) == (204, "")
         # DNS rebinding: the attacker's name for 127.0.0.1, with the right token.
         for host in (f"evil.example:{where.port}", "127.0.0.1:1", "localhost"):
             status, _, _ = await asyncio.to_thread(

@@ -28,6 +28,7 @@ import {
   runsWithPending,
 } from "./proposalsModel";
 import { isNewFile, memberDescription, memberLabel, newFileTitle, setTitle, setTooltip } from "./changeSetModel";
+import { inTurn } from "./inTurn";
 import type { Exec } from "./serverCommand";
 import { vscode } from "./vscodeapi";
 
@@ -52,6 +53,7 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
   private readonly dismissed = new Set<string>();
   runs: { run: GraphRunLike; proposalIds: string[] }[] = [];
   private readonly status = vscode.window.createStatusBarItem("remora.proposalsHere", vscode.StatusBarAlignment.Left, 49);
+  private statusVisible = false;
 
   constructor(private readonly exec: Exec) {
     this.status.name = "Remora Proposals";
@@ -59,8 +61,10 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
     this.status.tooltip = "Remora: pending proposals in this file (click: the Proposals view)";
   }
 
-  /** Re-list the project's pending proposals and the graph runs that have some. */
-  async refresh(): Promise<void> {
+  /** Re-list the project's pending proposals and the graph runs that have some (one refresh at a time: see inTurn). */
+  readonly refresh = inTurn(() => this.load());
+
+  private async load(): Promise<void> {
     try {
       const listed = await this.exec<unknown[]>("remora.proposals.list", { status: "pending" });
       this.pending = (listed ?? []).filter(isListedProposal);
@@ -95,15 +99,14 @@ export class ProposalsProvider implements vscode.TreeDataProvider<ProposalsEleme
     const document = vscode.window.activeTextEditor?.document;
     const count = document && document.uri.scheme === "file" ? countForFile(this.pending, document.uri.toString()) : 0;
     this.status.text = fileStatusText(count);
+    this.statusVisible = count > 0;
     if (count > 0) this.status.show();
     else this.status.hide();
   }
 
   /** The status item's text and whether it shows (for the tests). */
   statusShown(): { text: string; visible: boolean } {
-    const document = vscode.window.activeTextEditor?.document;
-    const count = document ? countForFile(this.pending, document.uri.toString()) : 0;
-    return { text: this.status.text, visible: count > 0 };
+    return { text: this.status.text, visible: this.statusVisible };
   }
 
   getChildren(element?: ProposalsElement): ProposalsElement[] {

@@ -5,6 +5,7 @@
  * and sends the answer (`remora.agent.respond`); any other run opens its
  * node's conversation.
  */
+import { inTurn } from "./inTurn";
 import type { ServerManager } from "./client";
 import { RemoraEvent } from "./eventFormat";
 import { RunGroup, RunRow, describeRun, groupRuns, nodeName, runContext, runIcon, runTooltip } from "./runsModel";
@@ -44,7 +45,10 @@ export class RunsView implements vscode.TreeDataProvider<Element>, vscode.Dispos
     return (await client.sendRequest("workspace/executeCommand", { command, arguments: [argument] })) as T;
   }
 
-  async refresh(): Promise<void> {
+  /** Re-read the runs (one refresh at a time: see inTurn). */
+  readonly refresh = inTurn(() => this.load());
+
+  private async load(): Promise<void> {
     try {
       const rows = this.server.client ? await this.exec<RunRow[]>("remora.runs.list", { limit: 100 }) : [];
       this.groups = groupRuns(rows);

@@ -13,6 +13,10 @@ ASGI middleware: it wraps the event stream too):
 - **Changing something** (any method but GET/HEAD) needs the token in the
   ``X-Remora-Token`` header: a cookie alone is what a cross-site form would
   carry; a header is what only the page's own script can set.
+- **The browser's own icon request** (``/favicon.ico``, which a browser
+  sends by itself after any page, the refusal included, and without the
+  token) gets an empty 204: it reveals nothing, and a 403 there would be a
+  console error on every refused load.
 - **Every answer** carries a strict Content-Security-Policy (scripts, styles
   and connections from this origin only; no inline script, no frames), no
   caching and no referrer (the URL holds the token).
@@ -89,6 +93,9 @@ class Guard:
             log.info("refused a request for host %r", host)
             await _refuse(send, 421, "This dashboard answers only on its own address.")
             return
+        if scope["path"] == "/favicon.ico" and scope["method"] in SAFE_METHODS:
+            await _answer(send, 204, b"")
+            return
         given = self._token(scope, headers)
         if given is None:
             await _refuse(send, 403, "Open the URL remora dashboard printed.")
@@ -137,6 +144,10 @@ class Guard:
 
 
 async def _refuse(send: Send, status: int, text: str) -> None:
+    await _answer(send, status, text.encode())
+
+
+async def _answer(send: Send, status: int, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -144,4 +155,4 @@ async def _refuse(send: Send, status: int, text: str) -> None:
             "headers": [(b"content-type", b"text/plain; charset=utf-8"), *HEADERS],
         }
     )
-    await send({"type": "http.response.body", "body": text.encode()})
+    await send({"type": "http.response.body", "body": body})
