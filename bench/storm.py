@@ -42,14 +42,20 @@ events; time from the first save to the last event, split into stages (save →
 and the ratio of the p95s (target <= ``TARGET_RATIO``).
 
 **Model.** The same project with the embedded model (``model.provider``
-local; needs the ``local`` extra). After a warm-up ask (the model started),
-quiet rounds; then the callee's agent is asked for a long explanation and the
-person types while the model generates (between a ``model_request`` and its
-``model_response``; asked again until ``QUIET_ROUNDS`` rounds are typed
-during generation); quiet rounds again. Printed: p50/p95 quiet and during
-generation, the ratio of the p95s (target <= ``TARGET_RATIO``), and the
-model's speed (completion tokens per second of generation) so what a lever
-costs the model shows too.
+local; needs the ``local`` extra; ``--threads N`` sets ``model.threads``).
+After a warm-up ask (the model started), quiet rounds; then the callee's
+agent is asked for a short explanation and the person types while the model
+generates (between a ``model_request`` and its ``model_response``; asked
+again until ``QUIET_ROUNDS`` rounds are typed during generation), once per
+lever of ``--levers`` (default ``shipped,nice10,nice0``: as the server
+started the model — ``SCHED_IDLE`` —, then every thread of the model's
+process moved to nice 10 under the normal policy, then to nice 0, the lever
+off; set from here, as root), with quiet rounds between and after. Printed:
+the model's llama.cpp threads and scheduling, then per lever p50/p95 quiet
+and during generation, the ratio of the p95s (target <= ``TARGET_RATIO`` for
+the first lever), and the model's speed — completion tokens per second of
+the runs, and llama.cpp's own generation and prompt tokens per second from
+its log — so what a lever costs the model shows too.
 
 Exit status 1 if a check or a target fails. Note the load (``uptime``) with
 every figure: the machine is shared.
@@ -63,6 +69,7 @@ import contextlib
 import itertools
 import math
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -592,14 +599,16 @@ def report_storm(storm: Storm, number: int) -> None:
 # ---- the embedded model -------------------------------------------------------------
 
 
-async def model_part(work: Path) -> bool:
+async def model_part(work: Path, threads: int | None, levers: list[str]) -> bool:
     """Typing while the embedded model generates; whether the target held."""
     root = work / "model"
     generate(root)
-    settings = {"model": {"provider": "local", "timeout_s": 300, "retries": 0}}
-    client, typing = await start_server(root, settings, "model")
+    model: dict[str, Any] = {"provider": "local", "timeout_s": 300, "retries": 0}
+    if threads is not None:
+        model["threads"] = threads
+    client, typing = await start_server(root, {"model": model}, "model")
     try:
-        return await model_session(client, typing)
+        return await model_session(client, typing, root, levers)
     finally:
         await client.stop()
 
@@ -617,8 +626,8 @@ def generating(client: LspClient, run_id: str) -> bool:
     return waiting > 0
 
 
-def model_threads(server: int) -> list[int]:
-    """The threads of the embedded model's process (a child of ``server``)."""
+def model_pid(server: int) -> int | None:
+    """The embedded model's process (a child of ``server``)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -626,24 +635,100 @@ def model_threads(server: int) -> list[int]:
             command_line = (entry / "cmdline").read_bytes()
             parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             if parent == server and b"local_server" in command_line:
-                return [int(t.name) for t in (entry / "task").iterdir()]
+                return int(entry.name)
         except (OSError, ValueError, IndexError):
             continue
-    return []
+    return None
 
 
-def renice(threads: list[int], nice: int) -> str:
-    """Set every thread's niceness (lowering it needs root); what it is now."""
-    for thread in threads:
+def model_threads(pid: int) -> list[int]:
+    """The threads of process ``pid`` now (llama.cpp may start more later)."""
+    try:
+        return [int(t.name) for t in (Path("/proc") / str(pid) / "task").iterdir()]
+    except OSError:
+        return []
+
+
+@dataclass(frozen=True)
+class Lever:
+    """How the model's threads are scheduled while the person types."""
+
+    label: str
+    policy: int | None
+    """``os.SCHED_*``; ``None``: as the server started them (shipped)."""
+    nice: int | None = None
+
+
+LEVERS = {
+    "shipped": Lever("shipped", None),
+    "idle": Lever("SCHED_IDLE", os.SCHED_IDLE),
+    "nice10": Lever("nice 10 (SCHED_OTHER)", os.SCHED_OTHER, 10),
+    "nice0": Lever("nice 0, lever off", os.SCHED_OTHER, 0),
+}
+
+
+def scheduling(pid: int) -> str:
+    """The policy and niceness of every thread of ``pid``, e.g. ``idle/10``."""
+    names = {os.SCHED_OTHER: "other", os.SCHED_IDLE: "idle", os.SCHED_BATCH: "batch"}
+    found = set()
+    for thread in model_threads(pid):
+        with contextlib.suppress(OSError):
+            policy = names.get(os.sched_getscheduler(thread), "?")
+            found.add(f"{policy}/{os.getpriority(os.PRIO_PROCESS, thread)}")
+    return ", ".join(sorted(found)) or "?"
+
+
+def waited_ms(pids: tuple[int, ...]) -> float:
+    """How long the threads of ``pids`` have waited for a core so far
+    (``/proc/PID/task/TID/schedstat``'s run delay), in ms.
+    """
+    total = 0
+    for pid in pids:
+        for thread in model_threads(pid):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path("/proc") / str(pid) / "task" / str(thread) / "schedstat"
+                total += int(stat.read_text().split()[1])
+    return total / 1e6
+
+
+def apply(pid: int, policy: int, nice: int) -> str:
+    """Set every thread's policy and niceness (as root, or only lowering
+    priority: an unprivileged bench cannot undo SCHED_IDLE or nice); what
+    they are now.
+    """
+    for thread in model_threads(pid):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(thread, policy, os.sched_param(0))
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, thread, nice)
-    found = {os.getpriority(os.PRIO_PROCESS, t) for t in threads}
-    return ", ".join(str(n) for n in sorted(found)) or "?"
+    return scheduling(pid)
+
+
+TIMING = re.compile(r"\|\s+(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def model_speed(log: Path, offset: int) -> dict[str, tuple[int, float]]:
+    """llama.cpp's own timings logged since ``offset``: ``{"prompt eval" |
+    "eval": (tokens, ms)}`` (prompt reading and generation, summed).
+    """
+    found = {"prompt eval": (0, 0.0), "eval": (0, 0.0)}
+    with contextlib.suppress(OSError), log.open("rb") as file:
+        file.seek(offset)
+        for match in TIMING.finditer(file.read().decode("utf-8", "replace")):
+            tokens, ms = found[match[1]]
+            found[match[1]] = (tokens + int(match[3]), ms + float(match[2]))
+    return found
+
+
+def per_second(tokens: int, ms: float) -> str:
+    """``"12.3 tokens/s"``, or ``"—"`` when nothing was timed."""
+    return f"{tokens / ms * 1000:.1f} tokens/s" if ms and tokens > 1 else "—"
 
 
 async def while_generating(client: LspClient, typing: Typing, node: str) -> Generated:
     """Rounds typed while the model generates (asked again until enough)."""
     found = Generated()
+    typists = (client.pid, os.getpid())
     deadline = time.monotonic() + MODEL_TIMEOUT_S
     while len(found.during) < 2 * QUIET_ROUNDS and time.monotonic() < deadline:
         run = await command(
@@ -659,7 +744,9 @@ async def while_generating(client: LspClient, typing: Typing, node: str) -> Gene
                 break
             await asyncio.sleep(0.01)
         while generating(client, run_id) and len(found.during) < 2 * QUIET_ROUNDS:
+            before = waited_ms(typists)
             found.during.append(await typing.round())
+            found.waited_ms += waited_ms(typists) - before
         await wait_for_end(client, run_id, MODEL_TIMEOUT_S)
         await command(client, "remora.agent.forget", {"node_id": node})
     for _, event in events(client):
@@ -679,12 +766,17 @@ class Generated:
     runs: list[str] = field(default_factory=list)
     tokens: int = 0
     seconds: float = 0.0
+    timings: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """llama.cpp's own: prompt eval and eval (tokens, ms)."""
+    waited_ms: float = 0.0
+    """How long the server and this client waited for a core meanwhile."""
 
 
-async def model_session(client: LspClient, typing: Typing) -> bool:
-    """Warm up; type quietly, while the model generates at its shipped
-    priority, quietly, while it generates at the editor's priority (the lever
-    off), quietly again.
+async def model_session(
+    client: LspClient, typing: Typing, root: Path, levers: list[str]
+) -> bool:
+    """Warm up; type quietly, then while the model generates under each lever
+    in turn (the first is the target's), quietly between and after.
     """
     ids = await node_ids(client)
     callee = ids["callee"]
@@ -697,33 +789,57 @@ async def model_session(client: LspClient, typing: Typing) -> bool:
         f"warm-up ask: {end['type']} in {time.perf_counter() - began:.1f} s "
         "(model start included)"
     )
-    threads = model_threads(client.pid)
-    if not threads:
+    pid = model_pid(client.pid)
+    if pid is None:
         print("PROBLEM: the embedded model's process was not found")
         return False
-    shipped = renice(threads, os.getpriority(os.PRIO_PROCESS, threads[0]))
+    command_line = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+    threads = command_line[command_line.index(b"--threads") + 1].decode()
+    shipped = scheduling(pid)
+    print(f"model: {threads} llama.cpp threads, scheduled {shipped} (policy/nice)")
+    log = root / ".remora" / "local-model.log"
     await asyncio.sleep(QUIET_S)
     await typing.rounds_of(WARMUP_ROUNDS)
     quiet: list[float] = []
     runs: dict[str, Generated] = {}
-    for label, nice in ((f"nice {shipped}, shipped", None), ("nice 0, lever off", 0)):
+    typists = (client.pid, os.getpid())
+    quiet_waited = 0.0
+    for name in levers:
+        lever = LEVERS[name]
         print(f"quiet ({load()}) ...", flush=True)
+        before = waited_ms(typists)
         quiet += await typing.rounds_of(QUIET_ROUNDS)
-        if nice is not None:
-            renice(threads, nice)
-        print(f"while the model generates, {label} ({load()}) ...", flush=True)
-        runs[label] = await while_generating(client, typing, callee)
+        quiet_waited += waited_ms(typists) - before
+        policy, nice = os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid)
+        now = shipped
+        if lever.policy is not None:
+            now = apply(pid, lever.policy, nice if lever.nice is None else lever.nice)
+        print(f"while the model generates, {lever.label}: {now} ({load()}) ...")
+        offset = log.stat().st_size if log.exists() else 0
+        runs[lever.label] = found = await while_generating(client, typing, callee)
+        found.timings = model_speed(log, offset)
+        apply(pid, policy, nice)  # back as shipped
     print(f"quiet ({load()}) ...", flush=True)
+    before = waited_ms(typists)
     quiet += await typing.rounds_of(QUIET_ROUNDS)
+    quiet_waited += waited_ms(typists) - before
 
-    print(f"\nembedded model ({len(threads)} threads in its process), {load()}")
+    print(f"\nembedded model ({threads} llama.cpp threads), {load()}")
+    print(
+        f" quiet: the server and this client waited for a core "
+        f"{quiet_waited / len(quiet):.2f} ms per round"
+    )
     problems = order_problems(client) + typing.problems
     ratios = {}
     for label, found in runs.items():
         speed = found.tokens / found.seconds if found.seconds else 0.0
         print(
             f" {label}: {len(found.runs)} asks, {found.tokens} completion tokens "
-            f"in {found.seconds:.1f} s of runs ({speed:.1f} tokens/s)"
+            f"in {found.seconds:.1f} s of runs ({speed:.1f} tokens/s); llama.cpp: "
+            f"generation {per_second(*found.timings.get('eval', (0, 0.0)))}, "
+            f"prompt {per_second(*found.timings.get('prompt eval', (0, 0.0)))}; "
+            f"the server and this client waited for a core "
+            f"{found.waited_ms / max(1, len(found.during)):.2f} ms per round"
         )
         if not found.during:
             problems.append(f"{label}: no round typed while the model generated")
@@ -735,14 +851,14 @@ async def model_session(client: LspClient, typing: Typing) -> bool:
     return not problems and shipped_ratio <= TARGET_RATIO
 
 
-async def run(part: str | None) -> int:
+async def run(part: str | None, threads: int | None, levers: list[str]) -> int:
     """Both parts (or one); the exit status."""
     good = True
     with tempfile.TemporaryDirectory(prefix="remora-bench-storm-") as tmp:
         if part in (None, "storm"):
             good &= await storm_part(Path(tmp))
         if part in (None, "model"):
-            good &= await model_part(Path(tmp))
+            good &= await model_part(Path(tmp), threads, levers)
     return 0 if good else 1
 
 
@@ -750,10 +866,25 @@ def main() -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--part", choices=["storm", "model"])
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="model.threads for the embedded model (default: the server's own)",
+    )
+    parser.add_argument(
+        "--levers",
+        default="shipped,nice10,nice0",
+        help=f"how the model's threads are scheduled while the person types, in "
+        f"turn; the first is the target's (of {', '.join(LEVERS)}; default "
+        "%(default)s)",
+    )
     args = parser.parse_args()
+    levers = args.levers.split(",")
+    if unknown := sorted(set(levers) - set(LEVERS)):
+        parser.error(f"unknown lever {', '.join(unknown)}")
     LOGS.mkdir(parents=True, exist_ok=True)
     print(f"{load()}, {os.cpu_count()} cores")
-    sys.exit(asyncio.run(run(args.part)))
+    sys.exit(asyncio.run(run(args.part, args.threads, levers)))
 
 
 if __name__ == "__main__":

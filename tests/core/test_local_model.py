@@ -46,6 +46,21 @@ def http(url: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
+def scheduling(pid: int) -> set[tuple[int, int]]:
+    """(policy, niceness) of every thread of process ``pid``, from /proc."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        thread = int(task.name)
+        found.add(
+            (os.sched_getscheduler(thread), os.getpriority(os.PRIO_PROCESS, thread))
+        )
+    return found
+
+
+def command_line(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie counts as gone)."""
     try:
@@ -223,6 +238,8 @@ async def test_real_model_answers_and_stops_cleanly(model, capfd):
     # It runs at a lower priority than ours: the editor gets the CPU first.
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, ours + MODEL_NICE)
+    if sys.platform == "linux":  # every thread, llama.cpp's too: SCHED_IDLE
+        assert scheduling(pid) == {(os.SCHED_IDLE, min(19, ours + MODEL_NICE))}
 
     listed = await asyncio.to_thread(http, f"{url}/models")
     assert model.model_name in [entry["id"] for entry in listed["data"]]
@@ -276,6 +293,35 @@ async def test_model_threads_sets_the_embedded_models_threads(weights_dir, tmp_p
     finally:
         await resolver.close()
     assert "n_threads = 3" in log_path.read_text()
+
+
+@needs_extra
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("priority", ["low", "normal"])
+async def test_model_priority_sets_how_the_model_shares_the_cpu(
+    weights_dir, tmp_path, priority
+):
+    from remora_core.agents.providers import ModelResolver
+    from remora_core.config import ModelSettings
+
+    resolver = ModelResolver(
+        ModelSettings(provider="local", priority=priority),
+        cache_dir=weights_dir,
+        log_path=tmp_path / "local-model.log",
+    )
+    try:
+        await resolver.endpoint()
+        assert resolver.local is not None
+        pid = resolver.local.pid
+        assert pid is not None
+        assert command_line(pid)[command_line(pid).index("--priority") + 1] == priority
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        nice = min(19, ours + MODEL_NICE) if priority == "low" else ours
+        # Every thread: llama.cpp's own inherit what the process set first.
+        assert scheduling(pid) == {(os.SCHED_OTHER, nice)}
+    finally:
+        await resolver.close()
 
 
 @needs_extra

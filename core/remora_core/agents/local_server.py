@@ -5,6 +5,16 @@
 127.0.0.1 (port 0: the OS picks a free one), writes the listening address to
 ``FILE`` once the model is loaded, and serves until SIGTERM/SIGINT or until its
 parent process is gone. Its stdout and stderr are the parent's log file.
+
+How it shares the CPU with the editor (``--threads``, ``--priority``; the
+settings ``model.threads`` and ``model.priority``): by default llama.cpp runs
+one thread less than the CPU count, and every thread of this process runs
+under Linux's ``SCHED_IDLE`` policy (``--priority idle``): a core goes to it
+only when nothing else there wants to run, so a keystroke's request preempts
+a token at once. Niceness alone (``low``: nice 10, the fallback where
+``SCHED_IDLE`` is missing) still lets a niced thread keep the core for part of
+a time slice. ``bench/storm.py --part model`` measures both: typing while the
+model generates, documentSymbol p95 against typing quietly.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from remora_core.agents.local import MODEL_NAME, MODEL_NICE
+from remora_core.agents.local import MODEL_NAME, MODEL_NICE, MODEL_PRIORITY
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,6 +51,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--nice", type=int, default=MODEL_NICE, help="niceness added (POSIX)"
+    )
+    parser.add_argument(
+        "--priority",
+        choices=PRIORITIES,
+        default=MODEL_PRIORITY,
+        help="idle: SCHED_IDLE (Linux; elsewhere low); low: --nice; normal: as started",
     )
     parser.add_argument("--alias", default=MODEL_NAME, help="the served name")
     parser.add_argument("--address-file", help="where to write http://HOST:PORT")
@@ -72,16 +88,29 @@ def _params(args: argparse.Namespace) -> object:
     return params
 
 
-def _lower_priority(nice: int) -> None:
-    """Yield the CPU to the editor: llama.cpp's threads, started after this,
-    inherit the niceness. A person typing while the model generates on the
-    same cores otherwise waits for it (``bench/storm.py``).
+PRIORITIES = ("idle", "low", "normal")
+
+
+def _lower_priority(priority: str, nice: int) -> None:
+    """Yield the CPU to the editor. Only the calling thread changes (Linux
+    schedules threads): call it before any other thread starts, and
+    llama.cpp's threads, started after, inherit it. A person typing while the
+    model generates on the same cores otherwise waits for it
+    (``bench/storm.py``).
     """
+    if priority == "normal":
+        return
     if nice > 0 and hasattr(os, "nice"):
         try:
-            os.nice(nice)
+            os.nice(nice)  # also the fallback when SCHED_IDLE is refused
         except OSError as error:  # a sandbox may refuse it: run as we are
             log.info("could not lower the model's priority: %s", error)
+    idle = getattr(os, "SCHED_IDLE", None)
+    if priority == "idle" and idle is not None and hasattr(os, "sched_setscheduler"):
+        try:
+            os.sched_setscheduler(0, idle, os.sched_param(0))
+        except OSError as error:
+            log.info("could not run the model under SCHED_IDLE: %s", error)
 
 
 def _write_address(path: str, address: str) -> None:
@@ -141,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s remora local_server: %(message)s",
     )
+    _lower_priority(args.priority, args.nice)  # before any thread starts
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -148,7 +178,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         threading.Thread(
             target=_watch_parent, args=(args.parent_pid,), daemon=True
         ).start()
-    _lower_priority(args.nice)
     from xllamacpp.xllamacpp import Server  # see _params
 
     started = time.monotonic()

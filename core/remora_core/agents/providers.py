@@ -251,6 +251,7 @@ class ModelResolver:
                     cache_dir=self.cache_dir,
                     log_path=self.log_path,
                     threads=self.settings.threads,
+                    priority=self.settings.priority,
                 )
         try:
             url = await self.local.ensure_started()
