@@ -42,7 +42,8 @@ events; time from the first save to the last event, split into stages (save →
 and the ratio of the p95s (target <= ``TARGET_RATIO``).
 
 **Model.** The same project with the embedded model (``model.provider``
-local; needs the ``local`` extra; ``--threads N`` sets ``model.threads``).
+local; needs the ``local`` extra; ``--threads N`` sets ``model.threads``,
+``--stream`` ``model.stream``).
 After a warm-up ask (the model started), quiet rounds; then the callee's
 agent is asked for a short explanation and the person types while the model
 generates (between a ``model_request`` and its ``model_response``; asked
@@ -599,13 +600,17 @@ def report_storm(storm: Storm, number: int) -> None:
 # ---- the embedded model -------------------------------------------------------------
 
 
-async def model_part(work: Path, threads: int | None, levers: list[str]) -> bool:
+async def model_part(
+    work: Path, threads: int | None, levers: list[str], stream: bool
+) -> bool:
     """Typing while the embedded model generates; whether the target held."""
     root = work / "model"
     generate(root)
     model: dict[str, Any] = {"provider": "local", "timeout_s": 300, "retries": 0}
     if threads is not None:
         model["threads"] = threads
+    if stream:
+        model["stream"] = True
     client, typing = await start_server(root, {"model": model}, "model")
     try:
         return await model_session(client, typing, root, levers)
@@ -679,15 +684,15 @@ def scheduling(pid: int) -> str:
 
 
 def waited_ms(pids: tuple[int, ...]) -> float:
-    """How long the threads of ``pids`` have waited for a core so far
-    (``/proc/PID/task/TID/schedstat``'s run delay), in ms.
+    """How long the main threads of ``pids`` (the event loops of the server
+    and this client) have waited for a core so far, in ms
+    (``/proc/PID/schedstat``'s run delay).
     """
     total = 0
     for pid in pids:
-        for thread in model_threads(pid):
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path("/proc") / str(pid) / "task" / str(thread) / "schedstat"
-                total += int(stat.read_text().split()[1])
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path("/proc") / str(pid) / "task" / str(pid) / "schedstat"
+            total += int(stat.read_text().split()[1])
     return total / 1e6
 
 
@@ -851,14 +856,16 @@ async def model_session(
     return not problems and shipped_ratio <= TARGET_RATIO
 
 
-async def run(part: str | None, threads: int | None, levers: list[str]) -> int:
+async def run(
+    part: str | None, threads: int | None, levers: list[str], stream: bool
+) -> int:
     """Both parts (or one); the exit status."""
     good = True
     with tempfile.TemporaryDirectory(prefix="remora-bench-storm-") as tmp:
         if part in (None, "storm"):
             good &= await storm_part(Path(tmp))
         if part in (None, "model"):
-            good &= await model_part(Path(tmp), threads, levers)
+            good &= await model_part(Path(tmp), threads, levers, stream)
     return 0 if good else 1
 
 
@@ -878,13 +885,18 @@ def main() -> None:
         f"turn; the first is the target's (of {', '.join(LEVERS)}; default "
         "%(default)s)",
     )
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="model.stream: the reply read token by token on the server's loop",
+    )
     args = parser.parse_args()
     levers = args.levers.split(",")
     if unknown := sorted(set(levers) - set(LEVERS)):
         parser.error(f"unknown lever {', '.join(unknown)}")
     LOGS.mkdir(parents=True, exist_ok=True)
     print(f"{load()}, {os.cpu_count()} cores")
-    sys.exit(asyncio.run(run(args.part, args.threads, levers)))
+    sys.exit(asyncio.run(run(args.part, args.threads, levers, args.stream)))
 
 
 if __name__ == "__main__":
