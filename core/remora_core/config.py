@@ -131,9 +131,10 @@ class ModelSettings(_Section):
     (at least 1, at most 8), leaving a core to the editor and this server."""
     priority: Literal["idle", "low", "normal"] = "idle"
     """How the embedded model shares the CPU. ``idle``: it runs only when
-    nothing else wants the core (Linux ``SCHED_IDLE``; elsewhere ``low``), so
-    typing never waits for it, but a busy machine slows it most. ``low``:
-    niceness 10. ``normal``: as this server."""
+    nothing else wants the core (Linux ``SCHED_IDLE``; elsewhere ``low``): the
+    editor and this server take a core from it at once; your own busy
+    programs slow it most (and more threads than cores − 1 wait for each
+    other). ``low``: niceness 10. ``normal``: as this server."""
     preload: bool = True
     """Get the first ask's waits out of its way once the project is indexed:
     import the agent kernel and, when agents use the embedded model, start it
