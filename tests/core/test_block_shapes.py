@@ -363,6 +363,23 @@ async def test_tests_cut_at_the_token_cap_keep_their_whole_tests(shop):
     assert proposal.new_source.startswith("from text import slugify\n")
 
 
+async def test_a_test_class_cut_mid_method_keeps_its_whole_lines(shop):
+    cut = (
+        "```python\nimport unittest\n\nclass TestSlugify(unittest.TestCase):\n"
+        "    def test_slugify(self):\n"
+        '        self.assertEqual(slugify("Hello World"), "hello-world")\n'
+        '        self.assertEqual(slugify("A B"), "a-b")\n'
+        '        self.assertEqual(slugify("A B C D E F G H I J K L M'
+    )
+    shop.server.script.append(Reply(text=cut, finish_reason="length"))
+    await shop.start(model={"protocol": "fenced"})
+    events = await shop.ask("slugify", "Write tests for this function.", path="text.py")
+
+    text = pending(shop, events).new_source
+    assert text.endswith('        self.assertEqual(slugify("A B"), "a-b")\n')
+    assert "class TestSlugify(unittest.TestCase):" in text
+
+
 async def test_a_rewrite_cut_at_the_token_cap_fails_at_once(shop):
     cut = "```python\ndef receipt(prices):\n    subtotal = sum(pri"
     shop.server.script.append(Reply(text=cut, finish_reason="length"))

@@ -38,6 +38,8 @@ from remora_core.model import NodeKind
 from remora_core.review.source_checks import definition_of, name_of, top_level
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import tree_sitter
 
     from remora_core.agents.context import AgentContext
@@ -235,15 +237,24 @@ def _lines(text: bytes) -> set[str]:
     return {line.strip() for line in text.decode("utf-8", "replace").splitlines()}
 
 
-def whole_statements(code: str) -> str:
-    """The top-level statements of a block cut off mid-way, without the last
-    (which the cut may have broken); '' when what is left does not parse.
+def whole_prefixes(code: str, most: int = 400) -> Iterator[str]:
+    """The parts of a block cut off mid-way that are whole Python, longest
+    first: the text up to the end of one of its last ``most`` lines (the
+    last, which the cut broke, left out), where that parses.
     """
-    raw = code.encode("utf-8", "replace")
-    statements = top_level(parse(raw))
-    if len(statements) < 2:
-        return ""
-    kept = raw[: statements[-2].end_byte].decode("utf-8", "replace").rstrip()
-    if parse(kept.encode("utf-8")).root_node.has_error:
-        return ""
-    return kept
+    lines = code.splitlines()[:-1]
+    for end in range(len(lines), max(0, len(lines) - most), -1):
+        text = "\n".join(lines[:end]).rstrip()
+        if text and _whole(text):
+            yield text
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` is whole Python (tree-sitter takes a ``def`` line
+    without its body; Python does not).
+    """
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True

@@ -9,7 +9,11 @@ in the endpoint's protocol:
   retry message and is recorded as a failed ``tool_result``;
 - ``fenced``: plain replies read by ``fenced.py``; the kernel carries out what
   they ask and continues while an action needs an answer (a read, a question,
-  a refused rewrite — refused once, then the refusal ends the turn).
+  a refused rewrite — refused once, then the refusal ends the turn). A block
+  of tests or of several definitions without ``CREATE_FILE``/``CHANGE``
+  lines is read by its shape (``block_shapes.py``). One reply of the
+  embedded model is capped to the task (:func:`reply_cap`); a reply cut at a
+  length limit keeps its whole tests, or ends the turn saying it was cut.
 
 Before the model runs, the turn gets its intent guard (``guarding.py``): a
 rewrite that changes more than a docstring / annotations / names when that is
@@ -55,7 +59,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
-from remora_core.agents.block_shapes import read_block, whole_statements
+from remora_core.agents.block_shapes import read_block, whole_prefixes
 from remora_core.agents.budgets import LIMIT_REACHED, allowance, limit_failure
 from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
@@ -496,17 +500,17 @@ MAX_REPLY_TOKENS = 2048
 
 
 def _cut_reply(context: AgentContext, output: str, settings: Any) -> str:
-    """A reply the cap cut: its block of tests up to the last whole test (a
-    model that writes tests on and on has written the first ones), or a
-    :class:`TurnFailed` saying the reply was cut.
+    """A reply the cap cut: its block of tests up to its last whole line that
+    leaves whole Python (a model that writes tests on and on has written the
+    first ones), or a :class:`TurnFailed` saying the reply was cut.
     """
     cap = settings.get("max_tokens")
     opened = re.search(r"^[ \t]*```[ \t]*(?:python3?|py)?[ \t]*\n", output, re.M)
     if opened is not None and "```" not in output[opened.end() :]:
-        code = whole_statements(output[opened.end() :])
-        shaped = read_block(context, code, "") if code else None
-        if shaped is not None and shaped[0] == "create_file":
-            return f"{output[: opened.end()]}{code}\n```\n"
+        for code in whole_prefixes(output[opened.end() :]):
+            shaped = read_block(context, code, "")
+            if shaped is not None and shaped[0] == "create_file":
+                return f"{output[: opened.end()]}{code}\n```\n"
     limit = f"its limit of {cap} tokens" if cap else "the server's length limit"
     raise TurnFailed(
         f"No proposal: the model's reply reached {limit} before it ended, so it "
