@@ -419,3 +419,31 @@ async def test_another_server_gets_no_cap(shop):
 
     request = shop.server.requests[0]
     assert "n_predict" not in request and "max_completion_tokens" not in request
+
+
+async def test_a_new_import_goes_with_the_tests_unless_the_code_needs_it(shop):
+    """``import pytest`` beside a fix and its test goes to the test file; an
+    import the fixed function needs has no place in a definition's rewrite:
+    that block stays refused, as before.
+    """
+    fixed = FIX_AND_TEST.replace("```python\n", "```python\nimport pytest\n", 1)
+    shop.server.reply_text(fixed)
+    await shop.start(model={"protocol": "fenced"})
+    asked = "Fix the bug and add a test for it."
+    events = await shop.ask("discount", asked, path="discounts.py")
+
+    rewrite, tests = pending(shop, events).members
+    assert "pytest" not in rewrite.new_source
+    assert tests.new_source.startswith(
+        "from discounts import discount\n\n\nimport pytest\n"
+    )
+
+    needs = FIX_AND_TEST.replace("```python\n", "```python\nimport math\n", 1)
+    needs = needs.replace("return price -", "return math.floor(price) -")
+    shop.server.reply_text(needs)
+    shop.server.reply_text(needs)
+    events = await shop.ask("discount", asked, path="discounts.py")
+
+    assert {e.tool for e in of_type(events, "tool_called")} == {"rewrite_self"}
+    (failed,) = of_type(events, "agent_failed")
+    assert "expected one function definition" in failed.error

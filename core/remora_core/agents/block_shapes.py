@@ -123,7 +123,11 @@ def _change_set(
     if not siblings and not tests:
         return None
     file_text = context.services.read_text(node.file_path) or b""
-    if not tests and any(_text(raw, s) not in _lines(file_text) for s in imports):
+    new_imports = [s for s in imports if _text(raw, s) not in _lines(file_text)]
+    code = " ".join(_text(raw, s) for s in [own, *siblings])
+    if any(_uses(code, _bound(_text(raw, s))) for s in new_imports) or (
+        new_imports and not tests
+    ):
         return None  # a new import has nowhere to go in a definition's rewrite
     changes: list[dict[str, Any]] = [
         {"node_id": node.id, "new_source": _text(raw, own)}
@@ -220,6 +224,24 @@ def _code(source: str) -> object:
         RecursionError,
     ):  # another Python's syntax: the text itself
         return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def _bound(statement: str) -> set[str]:
+    """The names an import statement binds."""
+    try:
+        tree = ast.parse(statement)
+    except (SyntaxError, ValueError, RecursionError):
+        return {"*"}
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+def _uses(code: str, names: set[str]) -> bool:
+    return "*" in names or any(re.search(rf"\b{re.escape(n)}\b", code) for n in names)
 
 
 def _stray_call(statement: tree_sitter.Node) -> bool:
