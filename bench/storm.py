@@ -662,6 +662,8 @@ class Lever:
     policy: int | None
     """``os.SCHED_*``; ``None``: as the server started them (shipped)."""
     nice: int | None = None
+    pinned: bool = False
+    """Every thread on the last CPU only (``sched_setaffinity``)."""
 
 
 LEVERS = {
@@ -669,6 +671,7 @@ LEVERS = {
     "idle": Lever("SCHED_IDLE", os.SCHED_IDLE),
     "nice10": Lever("nice 10 (SCHED_OTHER)", os.SCHED_OTHER, 10),
     "nice0": Lever("nice 0, lever off", os.SCHED_OTHER, 0),
+    "idle-pinned": Lever("SCHED_IDLE on the last CPU", os.SCHED_IDLE, pinned=True),
 }
 
 
@@ -696,17 +699,19 @@ def waited_ms(pids: tuple[int, ...]) -> float:
     return total / 1e6
 
 
-def apply(pid: int, policy: int, nice: int) -> str:
-    """Set every thread's policy and niceness (as root, or only lowering
-    priority: an unprivileged bench cannot undo SCHED_IDLE or nice); what
-    they are now.
+def apply(pid: int, policy: int, nice: int, cpus: set[int]) -> str:
+    """Set every thread's policy, niceness and CPUs (as root, or only
+    lowering priority: an unprivileged bench cannot undo SCHED_IDLE or nice);
+    what they are now.
     """
     for thread in model_threads(pid):
         with contextlib.suppress(OSError):
             os.sched_setscheduler(thread, policy, os.sched_param(0))
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, thread, nice)
-    return scheduling(pid)
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(thread, cpus)
+    return scheduling(pid) + f" on CPUs {','.join(map(str, sorted(cpus)))}"
 
 
 TIMING = re.compile(r"\|\s+(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) tokens")
@@ -816,14 +821,20 @@ async def model_session(
         quiet += await typing.rounds_of(QUIET_ROUNDS)
         quiet_waited += waited_ms(typists) - before
         policy, nice = os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid)
+        cpus = os.sched_getaffinity(pid)
         now = shipped
         if lever.policy is not None:
-            now = apply(pid, lever.policy, nice if lever.nice is None else lever.nice)
+            now = apply(
+                pid,
+                lever.policy,
+                nice if lever.nice is None else lever.nice,
+                {max(cpus)} if lever.pinned else cpus,
+            )
         print(f"while the model generates, {lever.label}: {now} ({load()}) ...")
         offset = log.stat().st_size if log.exists() else 0
         runs[lever.label] = found = await while_generating(client, typing, callee)
         found.timings = model_speed(log, offset)
-        apply(pid, policy, nice)  # back as shipped
+        apply(pid, policy, nice, cpus)  # back as shipped
     print(f"quiet ({load()}) ...", flush=True)
     before = waited_ms(typists)
     quiet += await typing.rounds_of(QUIET_ROUNDS)
