@@ -236,7 +236,9 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
                     "(2 definitions in 2 files, 1 new file)" in titles
                 )
             # A part that leaves inconsistent code is refused, saying why.
-            with pytest.raises(Exception, match="needs member 1"):
+            with pytest.raises(
+                Exception, match=r"member 1 \(rewrite order\) needs member 2"
+            ):
                 await command(
                     client,
                     "remora.proposal.accept",
@@ -288,6 +290,150 @@ async def test_a_set_whose_document_changed_applies_nothing_and_is_stale(
             assert "convert" not in models.text
             assert not (workspace / "pkg" / "currency.py").exists()
             assert remora_diagnostics(client, service.uri) == []
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_rejecting_one_member_keeps_the_rest_pending_and_tells_the_agent(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, models, set_id = await _propose_set(client, model, workspace)
+            assert models is not None
+            before = service.text
+            # currency.py is needed by order and make_item: refused, naming
+            # them as the editors number them (from 1).
+            with pytest.raises(
+                Exception,
+                match=r"member 3 \(pkg/currency\.py\) is needed by member 1 "
+                r"\(rewrite order\), member 2 \(rewrite make_item\): reject "
+                r"members 1, 2 and 3 together, or the whole set",
+            ):
+                await command(
+                    client,
+                    "remora.proposal.reject",
+                    {"proposal_id": set_id, "members": [2], "feedback": "no"},
+                )
+            model.reply_text("Understood: order stays as it is.")
+            answer = await command(
+                client,
+                "remora.proposal.reject",
+                {
+                    "proposal_id": set_id,
+                    "members": [0],
+                    "feedback": "leave order alone for now",
+                },
+            )
+            # The feedback reaches the agent that made the set, with only the
+            # rejected member.
+            done = await finished(client, answer["run_id"], timeout=LONG_S)
+            assert done["type"] == "agent_completed", done
+            assert "rejected part of your change set" in model.text_of(-1)
+            told = model.text_of(-1).split("rejected part of your change set")[-1]
+            assert "leave order alone for now" in told
+            assert "item = make_item(name, currency=currency)" in told
+            assert "convert(price, currency)" not in told
+            # The set lists the two members left, still pending; order's file
+            # is untouched.
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            assert shown["status"] == "pending"
+            assert [m["path"] for m in shown["members"]] == [
+                "pkg/models.py",
+                "pkg/currency.py",
+            ]
+            assert shown["depends_on"] == [[0, 1]]
+            assert "+++ b/pkg/service.py" not in shown["diff"]
+            listed = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (item,) = [p for p in listed if p["id"] == set_id]
+            assert item["title"] == (
+                "Change set: add currency (1 definition in 1 file, 1 new file)"
+            )
+            assert service.text == before
+            # The rest is accepted as one and lands; order's file stays as it was.
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer == {"applied": True}
+            assert "convert(price, currency)" in models.text
+            currency = client.buffers[(workspace / "pkg" / "currency.py").as_uri()]
+            assert currency.text == CURRENCY
+            assert service.text == before
+
+
+FIRST = """def first_helper():
+    return 1"""
+SECOND = """def second_helper():
+    return 2"""
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_definitions_appended_to_one_file_land_in_the_order_given(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service = Buffer(client, "pkg/service.py")
+            models = Buffer(client, "pkg/models.py")
+            node_id = await node_of(client, service, "def order")
+            changes = [
+                {"path": "pkg/models.py", "new_source": FIRST},
+                {"path": "pkg/models.py", "new_source": SECOND},
+            ]
+            result, (set_id,) = await proposed_by(
+                client,
+                model,
+                node_id,
+                "propose_changes",
+                {"changes": changes, "summary": "two helpers"},
+            )
+            assert result["ok"], result
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            added = [line for line in shown["diff"].splitlines() if "+def " in line]
+            assert added == ["+def first_helper():", "+def second_helper():"]
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer == {"applied": True}
+            text = models.text
+            assert text.index("def first_helper") < text.index("def second_helper")
+            assert "    return 1\n\n\ndef second_helper():" in text
+
+
+@pytest.mark.workspace("basic")
+async def test_the_cli_rejects_one_member_of_a_set(workspace):
+    from tests.lsp.test_command_line import remora
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            _service, _models, set_id = await _propose_set(
+                client, model, workspace, open_models=False
+            )
+            code, out, err = await remora(
+                workspace, "reject", set_id, "--member", "3", "--feedback", "no"
+            )
+            assert code == 2 and "member 3 (pkg/currency.py) is needed by" in err
+            code, out, err = await remora(
+                workspace, "reject", set_id, "--member", "1", "--member", "2"
+            )
+            assert code == 0, err
+            assert f"rejected members 1, 2 of {set_id}; no feedback" in out
+            code, out, err = await remora(workspace, "proposals", "--json")
+            (listed,) = json.loads(out)
+            assert [m["path"] for m in listed["members"]] == ["pkg/currency.py"]
+            code, out, err = await remora(workspace, "accept", set_id)
+            assert code == 0, err
+            assert (workspace / "pkg" / "currency.py").read_text() == CURRENCY
+            assert "convert" not in (workspace / "pkg" / "models.py").read_text()
 
 
 # ---- a cascade's proposals -------------------------------------------------------
@@ -521,8 +667,8 @@ async def test_the_cli_lists_a_set_as_one_item_and_accepts_it_through_the_editor
             )
             assert len(listed["members"]) == 3
 
-            code, out, err = await remora(workspace, "accept", set_id, "--member", "0")
-            assert code == 2 and "needs member 1" in err  # partial: refused
+            code, out, err = await remora(workspace, "accept", set_id, "--member", "1")
+            assert code == 2 and "member 1 (rewrite order) needs member 2" in err
 
             # The person declines the editor's part: nothing is written on disk.
             edits = EditorEdits(client, service)
