@@ -1158,6 +1158,25 @@ def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
     assert any("SETS_FEEDBACK keep the rates" in json.dumps(r) for r in requests)
     assert seen.of_type("rewrite_rejected")
 
+    # 3b. One member rejected with feedback (`r`): the view shows the set
+    # without it, the agent reads the feedback, `A` accepts the rest — its
+    # file never created.
+    assert "rejected 3. pkg/audit_rates.py of pr_" in o["member_rejected_note"]
+    assert o["member_rejected_event"]["members"] == [0]
+    headings = [line for line in o["member_rest_view"] if line.startswith("## ")]
+    assert [h.split(" (")[0] for h in headings] == [
+        "## 1. pkg/service.py · audited",
+        "## 2. pkg/models.py · tagged",
+    ], o["member_rest_view"]
+    assert o["member_rest_view"][0].startswith(
+        "# Change set: audit (2 definitions in 2 files) · pr_"
+    )
+    assert o["member_rates_exists_after_reject"] is False
+    rest = o["member_rest_after"]
+    assert "def audited(order_total):" in rest["service"]
+    assert "def tagged(item):" in rest["models"]
+    assert rest["rates_exists"] is False
+
     # 4. A document edited first: nothing applied, stale, said so; the list
     # no longer offers it.
     assert "pkg/models.py changed" in o["stale_event"]["reason"]

@@ -436,6 +436,65 @@ async def test_the_cli_rejects_one_member_of_a_set(workspace):
             assert "convert" not in (workspace / "pkg" / "models.py").read_text()
 
 
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("moved", ["renamed", "deleted"])
+async def test_a_set_whose_member_file_was_moved_applies_nothing_and_is_stale(
+    moved, workspace
+):
+    import shutil
+
+    from lsprotocol import types
+
+    from tests.lsp.helpers import uri
+    from tests.lsp.test_files import DELETED, watched
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, _models, set_id = await _propose_set(
+                client, model, workspace, open_models=False
+            )
+            before = service.text
+            models = workspace / "pkg" / "models.py"
+            catalog = workspace / "pkg" / "catalog.py"
+            if moved == "renamed":
+                shutil.move(models, catalog)
+                client.workspace_did_rename_files(
+                    types.RenameFilesParams(
+                        files=[
+                            types.FileRename(
+                                old_uri=uri(client, "pkg/models.py"),
+                                new_uri=uri(client, "pkg/catalog.py"),
+                            )
+                        ]
+                    )
+                )
+            else:
+                models.unlink()
+                watched(client, ("pkg/models.py", DELETED))
+            stale = await eventually(
+                lambda: of_type(client, "rewrite_stale", proposal_id=set_id)
+            )
+            reason = stale[0]["reason"]
+            if moved == "renamed":
+                assert reason == (
+                    "pkg/models.py was renamed to pkg/catalog.py since the change "
+                    "set was made"
+                )
+            else:
+                assert reason == (
+                    "pkg/models.py was deleted since the change set was made"
+                )
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer["applied"] is False and "stale" in answer["reason"]
+            assert service.text == before
+            assert not (workspace / "pkg" / "currency.py").exists()
+            if moved == "renamed":
+                assert "convert" not in catalog.read_text()
+
+
 # ---- a cascade's proposals -------------------------------------------------------
 
 MAIN = """def main():
@@ -507,6 +566,80 @@ async def test_a_cascades_proposals_arrive_as_one_set(editor, workspace):
             assert answer == {"applied": True}
             assert 'currency="USD"' in script.text
             assert "make_item(name, currency=currency)" in service.text
+
+
+@pytest.mark.workspace("basic")
+async def test_a_cascade_goes_on_gathering_into_one_set_after_a_restart(workspace):
+    from remora_lsp.testing.model_server import Reply
+    from remora_lsp.testing.replies import text, tool_call
+    from tests.lsp.test_resume import killed_after
+
+    with ModelServer() as model:
+        # main's agent is still answering order's message when the server dies.
+        hangs = Reply(text="Too late.")
+        hangs.delay_s = 60
+        hanging = model.on("please pass a currency", hangs)
+        async with killed_after("neovim", workspace, model) as client:
+            order_id = await node_of(
+                client, Buffer(client, "pkg/service.py"), "def order"
+            )
+            main_id = await node_of(
+                client, Buffer(client, "scripts/tool.py"), "def main"
+            )
+            model.on(
+                "Add currency support",
+                tool_call("rewrite_self", {"new_source": ORDER}),
+                tool_call(
+                    "send_message",
+                    {"to": main_id, "content": "please pass a currency"},
+                ),
+                text("Done, and told main."),
+            )
+            run_id = await chat(client, order_id, "Add currency support to order")
+            await finished(client, run_id, timeout=LONG_S)
+            (first,) = of_type(client, "rewrite_proposed", run_id=run_id)
+            await eventually(
+                lambda: of_type(client, "agent_started", agent_id=main_id),
+                timeout=LONG_S,
+            )
+        model.rules.remove(hanging)
+        model.on(
+            "please pass a currency",
+            tool_call("rewrite_self", {"new_source": MAIN}),
+            text("Adapted."),
+        )
+        async with session("neovim", workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            (interrupted,) = await command(
+                client, "remora.runs.list", {"status": "interrupted"}
+            )
+            assert interrupted["node"]["id"] == main_id, interrupted
+            retried = await command(
+                client, "remora.agent.retry", {"run_id": interrupted["id"]}
+            )
+            await finished(client, retried["run_id"], timeout=LONG_S)
+            # The same request's proposals, before and after the restart: one
+            # set for the person.
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (gathered,) = pending
+            assert gathered["kind"] == "change_set", pending
+            assert gathered["summary"] == "Add currency support to order"
+            assert gathered["node_id"] == order_id
+            assert [(m["path"], m["node_id"]) for m in gathered["members"]] == [
+                ("pkg/service.py", order_id),
+                ("scripts/tool.py", main_id),
+            ]
+            everything = await command(client, "remora.proposals.list", {})
+            statuses = {p["id"]: p["status"] for p in everything}
+            assert statuses[first["proposal_id"]] == "superseded"
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": gathered["id"]}
+            )
+            assert answer == {"applied": True}
+            tool = client.buffers[(workspace / "scripts" / "tool.py").as_uri()]
+            assert 'currency="USD"' in tool.text
 
 
 # ---- verified by the project's tests ------------------------------------------------

@@ -208,10 +208,15 @@ class AgentRuntime:
             self.index.tasks.spawn(self.review.document_changed(path), name="staleness")
 
     def file_moved(self, old: str, new: str) -> None:
-        """A file was renamed: its proposals follow it."""
-        self.index.tasks.spawn(
-            self.services.proposals.move_file(old, new), name="move proposals"
-        )
+        """A file was renamed: its proposals follow it; a change set with a
+        member in it goes stale (its edits name the old file).
+        """
+        self.index.tasks.spawn(self._moved(old, new), name="move proposals")
+
+    async def _moved(self, old: str, new: str) -> None:
+        await self.services.proposals.move_file(old, new)
+        if not self.following:
+            await self.review.files_moved(old, new)
 
     async def forget(self, agent_id: str) -> None:
         """Clear an agent's chat history, key-value memory and overlay."""

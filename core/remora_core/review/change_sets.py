@@ -405,7 +405,7 @@ def plan_members(
                 raise Stale(f"{member.path} exists now")
             before = b""
         elif text is None:
-            raise Stale(f"{member.path} cannot be read (deleted?)")
+            raise Stale(f"{member.path} was deleted since the change set was made")
         elif text_hash(text) != member.base_hash and not held(member.path, text):
             raise Stale(f"{member.path} changed since the change set was made")
         else:

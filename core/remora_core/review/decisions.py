@@ -405,6 +405,30 @@ class Review:
             )
         )
 
+    async def files_moved(self, old: str, new: str) -> list[str]:
+        """Mark stale the pending change sets with a member in the renamed
+        file (or folder) ``old``: their edits were made for a file that is
+        gone, never applied elsewhere. Their ids.
+        """
+        prefix = old.rstrip("/") + "/"
+        became_stale: list[str] = []
+        for proposal in self.services.proposals.pending():
+            for member in proposal.members:
+                if member.path == old:
+                    target = new
+                elif member.path.startswith(prefix):
+                    target = new.rstrip("/") + "/" + member.path[len(prefix) :]
+                else:
+                    continue
+                reason = (
+                    f"{member.path} was renamed to {target} since the change "
+                    "set was made"
+                )
+                await self.stale(proposal, reason)
+                became_stale.append(proposal.id)
+                break
+        return became_stale
+
     async def document_changed(self, path: str) -> list[str]:
         """Mark stale the pending proposals of ``path`` whose node changed (an
         unfinished acceptance whose text arrived is recorded first).
