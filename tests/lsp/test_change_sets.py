@@ -410,8 +410,9 @@ async def test_definitions_appended_to_one_file_land_in_the_order_given(
 
 
 @pytest.mark.workspace("basic")
-async def test_the_cli_rejects_one_member_of_a_set(workspace):
+async def test_the_cli_rejects_one_member_of_a_set(workspace, person_files):
     from tests.lsp.test_command_line import remora
+    from tests.mcp.test_mcp_server import host_client, result_of
 
     with ModelServer() as model:
         async with session("neovim", workspace, settings(model)) as client:
@@ -430,6 +431,13 @@ async def test_the_cli_rejects_one_member_of_a_set(workspace):
             code, out, err = await remora(workspace, "proposals", "--json")
             (listed,) = json.loads(out)
             assert [m["path"] for m in listed["members"]] == ["pkg/currency.py"]
+            # An MCP host lists the member left, and has no way to decide.
+            async with host_client(workspace) as mcp:
+                (shown,) = result_of(await mcp.call_tool("list_proposals", {}))
+                tools = {t.name for t in (await mcp.list_tools()).tools}
+            assert shown["id"] == set_id
+            assert [m["path"] for m in shown["members"]] == ["pkg/currency.py"]
+            assert not {t for t in tools if "accept" in t or "reject" in t}
             code, out, err = await remora(workspace, "accept", set_id)
             assert code == 0, err
             assert (workspace / "pkg" / "currency.py").read_text() == CURRENCY
