@@ -1170,6 +1170,11 @@ def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
     assert "+def convert(amount, currency):" in view
     # A member that needs others is not accepted alone, saying which.
     assert "needs 2. pkg/models.py · make_item" in o["member_alone_note"]
+    # Rejecting a member others need: refused, naming them (from 1).
+    assert (
+        "member 3 (pkg/currency.py) is needed by member 1 (rewrite order), "
+        "member 2 (rewrite make_item)" in o["member_needed_note"]
+    )
     assert "currency" not in o["before"]["service"]
     # `A`: all three files at once.
     after = o["after"]

@@ -151,6 +151,12 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
         "1. pkg/service.py · order needs 2. pkg/models.py · make_item"
         in (s["memberAlone"]["reason"])
     )
+    # Rejecting a member others need: refused by the server, naming them.
+    assert s["memberNeeded"]["rejected"] is False
+    assert (
+        "member 3 (pkg/currency.py) is needed by member 1 (rewrite order), "
+        "member 2 (rewrite make_item)" in s["memberNeeded"]["reason"]
+    )
     assert "currency" not in s["before"]["service"]
     # Accept All: every file changed, the new one created with its text.
     assert s["accepted"] == {"applied": True}

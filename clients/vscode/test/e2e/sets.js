@@ -127,6 +127,8 @@ exports.run = async function run(api, observed, step, { until, snapshot: suiteSn
 
   // Accepting `order` alone would leave code that calls what is not there: refused, saying why.
   s.memberAlone = await vscode.commands.executeCommand("remora.acceptMember", { proposal_id: setId, member: 0 });
+  // Rejecting the new module alone would leave the others calling what is not there: refused, naming them.
+  s.memberNeeded = await vscode.commands.executeCommand("remora.rejectMember", { proposal_id: setId, member: 2, feedback: "not this one" });
   s.before = { service: serviceDoc.getText(), models: modelsDoc.getText() };
   const setItem = proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === setId);
   s.accepted = await vscode.commands.executeCommand("remora.acceptChangeSet", setItem);
