@@ -1140,13 +1140,17 @@ function S.sets(t)
   -- what is not there: refused by the server, naming them; nothing changes.
   api.nvim_set_current_win(win)
   t.cursor_to('## 3. ')
+  -- The view is drawn again after the answer (set_lines: a new changedtick).
+  local drawn = api.nvim_buf_get_changedtick(api.nvim_win_get_buf(win))
   api.nvim_feedkeys('r', 'x', false)
   t.observe('member_needed_note', t.wait('the member refused rejected alone', function()
     return notified(t, 'not rejected: ')
   end, RUN_MS))
   t.wait('the set view shown again, whole', function()
-    local lines = t.window_lines('^remora://set/' .. set_id)
-    return lines and vim.tbl_contains(lines, '## 3. pkg/currency.py (new file, +5)')
+    local lines, shown = t.window_lines('^remora://set/' .. set_id)
+    return lines
+      and api.nvim_buf_get_changedtick(api.nvim_win_get_buf(shown)) > drawn
+      and vim.tbl_contains(lines, '## 3. pkg/currency.py (new file, +5)')
   end, RUN_MS)
   win = select(2, t.window_lines('^remora://set/' .. set_id))
   local models = vim.fn.bufadd('pkg/models.py')
