@@ -364,7 +364,11 @@ def test_cancel_ends_a_slow_run(workspace):
     with ModelServer() as model:
         model.reply_delay(30)
         seen = run_nvim(workspace, "cancel", model).check()
-        wait_for(lambda: model.closed_early == 1)  # the request hung up
+        # The request in flight was hung up. (`model_request` is emitted just
+        # before the request is sent: on a busy machine the cancel can land
+        # before it leaves, and then there is nothing to hang up.)
+        wait_for(lambda: model.closed_early == len(model.requests))
+        assert len(model.requests) <= 1
 
     observed = seen.observed
     assert observed["statusline_running"].startswith("Remora: Service.helper")
