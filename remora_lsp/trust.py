@@ -63,8 +63,9 @@ UNTRUSTED = (
 )
 HOW_CLIENT = "Trust the workspace in your editor to allow it."
 HOW_COMMAND = (
-    'To trust it, run the command remora.trust.set with {"trusted": true}; '
-    "remora.trust.revoke forgets your answers."
+    "To trust it: `remora trust --yes` in the project (in Neovim "
+    ":RemoraTrust yes; any client: the command remora.trust.set with "
+    '{"trusted": true}); `remora trust --forget` forgets your answers.'
 )
 KEY_QUESTION = (
     "Remora: the repository {name} sends agents' requests to {host}, a server "

@@ -58,6 +58,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "remora.trailers": ("CLI",),
     "remora.usage": (*EDITORS, "CLI", "MCP", PAGE),
     "remora.subscriptions.list": (*EDITORS, "CLI"),
+    "remora.trust.get": (*EDITORS, "CLI"),
+    "remora.trust.revoke": (*EDITORS, "CLI"),
     "remora.subscriptions.add": ("CLI", PAGE),
     "remora.subscriptions.remove": (*EDITORS, "CLI", PAGE),
     "remora.node.mute": (*EDITORS, "CLI", PAGE),

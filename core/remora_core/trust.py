@@ -417,11 +417,20 @@ class RememberedTrust:
 
     def __init__(self, store: TrustStore | None = None) -> None:
         self.store = store or TrustStore()
+        self.wants: dict[Path, RepositoryWants] = {}
+        """What each project's repository wants that needs trust."""
 
-    def for_project(self, root: Path, model: ModelSettings) -> Trust:
-        """The trust of ``root`` whose person's model settings are ``model``;
+    def for_project(
+        self,
+        root: Path,
+        model: ModelSettings,
+        repository: dict[str, Any] | None = None,
+    ) -> Trust:
+        """The trust of ``root`` whose person's model settings are ``model``
+        (``repository``: the repository's raw settings, for what it wants);
         the key goes to the person's own endpoint or one approved before.
         """
+        self.wants[root] = repository_wants(root, repository or {})
         return Trust(
             trusted=self.store.get(root).trusted is True,
             person_origins=model_origins(model),
@@ -434,7 +443,7 @@ class RememberedTrust:
         return {
             "trusted": decision.trusted is True,
             "decided_by": "undecided" if decision.trusted is None else "person",
-            "wants": "",
+            "wants": wants.describe() if (wants := self.wants.get(root)) else "",
             "hosts": {host_of(o): allowed for o, allowed in decision.hosts.items()},
         }
 

@@ -30,6 +30,7 @@ from remora_core.agents.local import local_extra_installed
 
 from remora_lsp.testing.model_server import ModelServer, Reply
 from tests.clients import vscode_sets
+from tests.lsp.test_trust import write_extension
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).parent / "nvim"
@@ -607,6 +608,29 @@ def test_a_question_with_options_is_answered_through_vim_ui_select(workspace):
     }
     (resumed,) = seen.of_type("agent_resumed")
     assert (resumed["outcome"], resumed["answer"]) == ("answered", "cut")
+
+
+def test_trust_is_shown_given_and_forgotten_with_remora_trust(workspace):
+    write_extension(workspace)
+    seen = run_nvim(workspace, "trust").check()
+    observed = seen.observed
+    (question,) = observed["selects"]
+    assert question["prompt"].startswith(
+        f"Remora: trust the repository {workspace.name}?"
+    )
+    assert question["items"] == ["Trust", "Don't trust"]
+    root = workspace.as_uri()
+    assert observed["shown"] == (
+        f"Remora: {root}: not trusted (your remembered answer)\n"
+        "  it wants to run its Python code (.remora/models/marker.py)"
+    )
+    assert observed["trusted"].startswith(
+        f"Remora: {root}: trusted (your remembered answer)"
+    )
+    assert observed["forgotten"].startswith(
+        f"Remora: {root}: not trusted (nobody has answered: untrusted)"
+    )
+    assert observed["refused"] == "Remora: RemoraTrust takes nothing, yes, no or forget"
 
 
 def test_a_missing_server_is_reported_once(workspace):

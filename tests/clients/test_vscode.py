@@ -310,6 +310,12 @@ def check_conversation_and_runs(talk: dict) -> None:
     # Why it wakes: the node's subscriptions in the Remora Events output,
     # saying it is muted (only the person's messages wake it), then unmuted.
     assert talk["muted"]["muted"] is True and talk["unmuted"]["muted"] is False
+    # Show Trust: VS Code's own workspace trust decided, said in the output.
+    state = "trusted" if talk["workspaceTrusted"] else "not trusted"
+    (trust,) = [line for line in talk["trust"]["lines"] if "Remora trust:" in line]
+    assert trust.startswith("Remora trust: file://")
+    assert trust.endswith(f": {state} (VS Code's workspace trust)"), trust
+    assert talk["trust"]["forgotten"][0] == trust
     wakes = talk["wakes"]["lines"]
     assert wakes[0].startswith("── what wakes Service.helper")
     assert wakes[0].endswith(": muted, only your messages ──")

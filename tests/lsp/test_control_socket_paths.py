@@ -177,6 +177,43 @@ async def test_xdg_runtime_dir_is_preferred(tmp_path, runtime, monkeypatch):
         assert not list(runtime.iterdir())
 
 
+def deep_folder(under: Path) -> Path:
+    """A folder of the person's (0700) whose path leaves no room for a socket."""
+    folder = under / ("a-runtime-folder-with-a-long-name-" * 3)
+    folder.mkdir(mode=0o700)
+    assert len(os.fsencode(folder)) > 90
+    return folder
+
+
+async def test_an_xdg_runtime_dir_too_long_for_a_socket_is_passed_over(
+    tmp_path, runtime, monkeypatch
+):
+    xdg = deep_folder(runtime.parent)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    root = long_root(tmp_path)
+    async with control_server(root):
+        assert not list(xdg.iterdir())
+        sockets = [p for p in runtime.rglob("*") if is_socket(p)]
+        assert len(sockets) == 1
+        backend = await ServerBackend.connect(root)
+        assert backend is not None
+        await backend.close()
+
+
+async def test_no_folder_short_enough_for_a_socket_says_so(
+    tmp_path, runtime, monkeypatch, caplog
+):
+    monkeypatch.setenv("TMPDIR", str(deep_folder(runtime)))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    root = long_root(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        async with control_server(root) as task:
+            assert not task.done() or task.exception() is None
+            assert not list(runtime.rglob("*.sock"))
+    assert "too long for a Unix socket path" in caplog.text
+    assert "set TMPDIR or XDG_RUNTIME_DIR to a shorter folder" in caplog.text
+
+
 async def test_the_command_line_never_follows_a_shipped_link_to_a_socket(tmp_path):
     root, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
     (root / ".remora").mkdir(parents=True)

@@ -20,6 +20,7 @@ from remora_lsp.testing.model_server import ModelServer
 from tests.lsp.conftest import EDITORS, session
 from tests.lsp.helpers import Buffer, eventually
 from tests.lsp.test_agent_runs import LONG_S, chat, command, finished, node_of
+from tests.lsp.test_command_line import remora
 
 KEY = "sk-test-5ecret-k3y-0123456789"
 KEY_VARIABLE = "REMORA_TEST_KEY"
@@ -323,11 +324,58 @@ async def test_the_trust_question_is_asked_once_remembered_and_revocable(workspa
                 lambda: [m for m in shown(client) if "is not trusted" in m]
             )
             told = [m for m in shown(client) if "is not trusted" in m]
-            assert len(told) == 1 and "remora.trust.set" in told[0]
+            assert len(told) == 1 and "remora trust --yes" in told[0]
             await ask_once(client)
             assert "repository_tool" not in tool_names(person.requests[-1])
         assert not ran.exists()
         assert len(questions.asked) == 1
+
+
+async def test_the_command_line_shows_trust_and_answers_for_the_person(workspace):
+    """Without an editor nobody is asked: ``remora trust`` is how a person
+    answers, and the repository's code runs only after ``--yes``.
+    """
+    write_extension(workspace)
+    ran = workspace / ".remora" / "models" / "ran.txt"
+
+    code, out, err = await remora(workspace, "trust")
+    assert code == 0, err
+    assert f"{workspace.as_uri()}: not trusted (nobody has answered: untrusted)" in out
+    assert "it wants to run its Python code (.remora/models/marker.py)" in out
+    assert not ran.exists()
+
+    code, out, err = await remora(workspace, "trust", "--yes")
+    assert code == 0, err
+    assert ": trusted (your remembered answer)" in out
+    code, out, err = await remora(workspace, "trust")  # remembered: a new process
+    assert code == 0, err
+    assert ": trusted (your remembered answer)" in out
+
+    code, out, err = await remora(workspace, "trust", "--forget")
+    assert code == 0, err
+    assert ": not trusted (nobody has answered: untrusted)" in out
+    code, out, err = await remora(workspace, "trust")
+    assert code == 0, err
+    assert ": not trusted (nobody has answered: untrusted)" in out
+    assert not ran.exists()  # reading trust never runs the repository's code
+
+    code, _, err = await remora(workspace, "trust", "--yes", "--no")
+    assert code != 0 and "not allowed with argument" in err
+
+
+async def test_an_editor_that_manages_trust_refuses_the_command_lines_answer(
+    workspace,
+):
+    write_extension(workspace)
+    with ModelServer() as person:
+        settings = with_trust(person_settings(person), False)
+        async with session("visual-studio-code", workspace, settings):
+            code, out, err = await remora(workspace, "trust", "--yes")
+            assert code != 0 and out == ""
+            assert "workspace trust" in err.lower() or "editor" in err.lower(), err
+            code, out, err = await remora(workspace, "trust")
+            assert code == 0, err
+            assert "not trusted (your editor's workspace trust)" in out
 
 
 async def test_no_question_when_the_repository_needs_no_trust(workspace):

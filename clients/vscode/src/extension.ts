@@ -10,6 +10,7 @@ import { CONVERSATION_VIEW, ConversationView } from "./conversation";
 import { RemoraEvent, RunTracker, formatEvent, isRemoraEvent } from "./eventFormat";
 import { RUNS_VIEW, RunsView } from "./runsView";
 import { SessionTally, type StoredTotals } from "./sessionTally";
+import { TrustCommands } from "./trust";
 import { WakeCommands } from "./wakes";
 import { InstructionCommands } from "./instructions";
 import { RESTART_SETTINGS } from "./settings";
@@ -53,6 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Remora
   context.subscriptions.push(output, events, server, status, conversation, runsView);
   commands.register(context);
   new WakeCommands(commands, events).register(context);
+  new TrustCommands(commands, events).register(context);
   new InstructionCommands(commands).register(context);
   const batch = registerBatch(context, server);
   context.subscriptions.push(vscode.window.registerTreeDataProvider("remora.nodes", tree));

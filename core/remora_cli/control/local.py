@@ -30,7 +30,7 @@ async def open_local_app(root: Path) -> RemoraApp:
     for problem in settings.problems:
         log.warning("%s", problem)
     decisions = RememberedTrust()
-    trust = decisions.for_project(root, settings.person_model)
+    trust = decisions.for_project(root, settings.person_model, settings.repository)
     return await RemoraApp.open(
         root,
         settings.config(trust.trusted),

@@ -17,16 +17,17 @@ A line may be at most :data:`MAX_LINE` bytes.
   "params": <event JSON>}`` until the client hangs up.
 
 The socket lives at ``.remora/control.sock`` (mode 0600). A Unix socket path
-is limited to ~104 bytes; when the project's path is longer the server binds
-a short path in a runtime folder of the person's — ``remora-<uid>`` under
+is limited to ~104 bytes; when the project's path is longer the server binds a
+short path in a runtime folder of the person's — ``remora-<uid>`` under
 ``$XDG_RUNTIME_DIR`` when that is a folder of theirs with mode 0700, else
-under ``$TMPDIR`` (``/tmp``) — and makes ``.remora/control.sock`` a symbolic
-link to it for people (``socat``). That folder is made fresh with mode 0700,
-or refused when it exists and is not the person's alone (a link, another
-owner, any group or other permission: the rules of ``XDG_RUNTIME_DIR``) —
-another user who made it first could swap the socket and read every request.
-Clients never follow the link: they compute the same path, check the same
-folder, and connect only to a socket the person owns
+under ``$TMPDIR`` (``/tmp``), whichever is short enough for the socket's path
+(neither: no socket, and a warning that says so) — and makes
+``.remora/control.sock`` a symbolic link to it for people (``socat``). That
+folder is made fresh with mode 0700, or refused when it exists and is not the
+person's alone (a link, another owner, any group or other permission: the
+rules of ``XDG_RUNTIME_DIR``) — another user who made it first could swap the
+socket and read every request. Clients never follow the link: they compute the
+same path, check the same folder, and connect only to a socket the person owns
 (:func:`connect_path`).
 """
 
@@ -97,15 +98,29 @@ def runtime_directory(*, create: bool) -> Path:
     if xdg := os.environ.get("XDG_RUNTIME_DIR"):
         try:
             _private(Path(xdg))
+            if not _fits(Path(xdg)):
+                raise SocketRefused(f"{xdg} is too long for a socket path in it")
             base = Path(xdg)
         except OSError as problem:  # SocketRefused, or missing
             log.info("not using XDG_RUNTIME_DIR: %s", problem)
+    if not _fits(base):
+        raise SocketRefused(
+            f"{base} is too long for a Unix socket path in it (at most "
+            f"{MAX_SOCKET_PATH} bytes in all), so no control socket is bound: "
+            "set TMPDIR or XDG_RUNTIME_DIR to a shorter folder of yours, and restart"
+        )
     directory = base / f"remora-{os.getuid()}"
     if create:
         with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
     _private(directory)  # FileNotFoundError when missing and not created
     return directory
+
+
+def _fits(base: Path) -> bool:
+    """Whether a short socket path (:func:`bind_path_in`) under ``base`` fits."""
+    example = bind_path_in(base / f"remora-{os.getuid()}", Path("/"))
+    return not _too_long(example)
 
 
 def _too_long(announced: Path) -> bool:

@@ -464,6 +464,35 @@ function S.select_question(t)
   end, RUN_MS)
 end
 
+--- A repository that wants trust: the server's question (vim.ui.select)
+--- answered "Don't trust"; :RemoraTrust shows it, `yes` trusts, `forget`
+--- forgets; a wrong argument is refused.
+function S.trust(t)
+  stub_select(t, function(_, shown)
+    return vim.fn.index(shown, "Don't trust") + 1
+  end)
+  t.open('pkg/service.py')
+  t.wait('the trust question', function()
+    return #t.result.observed.selects > 0
+  end, RUN_MS)
+  local function after(argument, needle)
+    local notes = #t.result.notifications
+    vim.cmd('RemoraTrust ' .. argument)
+    return t.wait(':RemoraTrust ' .. argument, function()
+      for i = notes + 1, #t.result.notifications do
+        local message = t.result.notifications[i].message
+        if message:find(needle, 1, true) then
+          return message
+        end
+      end
+    end, RUN_MS)
+  end
+  t.observe('shown', after('', 'not trusted'))
+  t.observe('trusted', after('yes', ': trusted'))
+  t.observe('forgotten', after('forget', 'nobody has answered'))
+  t.observe('refused', after('maybe', 'RemoraTrust takes'))
+end
+
 --- Open two Python files with a server that cannot run: one message.
 function S.broken_server(t)
   vim.cmd.edit('pkg/service.py')

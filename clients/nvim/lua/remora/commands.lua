@@ -7,7 +7,7 @@
 --- :RemoraBlame and :RemoraUsage are the project's (proposals.lua, graph.lua,
 --- checkpoints.lua, blame.lua, usage.lua); :RemoraSubscriptions and
 --- :RemoraMute the node's (wakes.lua), :RemoraInstructions too
---- (instructions.lua).
+--- (instructions.lua); :RemoraTrust the project's trust (trust.lua).
 local M = {}
 
 local api = vim.api
@@ -516,6 +516,15 @@ function M.create()
   end, {
     nargs = '?',
     desc = "Remora: standing instructions for the agent under the cursor (no text: edit them, :w sends)",
+  })
+  command('RemoraTrust', function(args)
+    require('remora.trust').command(args.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'yes', 'no', 'forget' }
+    end,
+    desc = "Remora: is the repository trusted, and what does it want? yes/no: your answer; forget: forget your answers",
   })
   command('RemoraUsage', function(args)
     require('remora.usage').open(args.args)

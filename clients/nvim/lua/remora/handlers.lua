@@ -142,15 +142,17 @@ end
 
 --- Handler of `window/showMessageRequest` for Remora: an agent's question
 --- with options (`ask_user`), chosen with `vim.ui.select`; dismissing it
---- leaves the question open (answer later with :RemoraAsk).
+--- leaves the question open (answer later with :RemoraAsk). The server's
+--- own questions (trust, a key's host) already start with "Remora: " and are
+--- shown as they are.
 --- @param params lsp.ShowMessageRequestParams
 function M.show_message_request(_, params, _)
   local actions = type(params) == 'table' and params.actions or {}
-  local question = type(params) == 'table' and params.message or '?'
+  local question = type(params) == 'table' and tostring(params.message) or '?'
   local co, is_main = coroutine.running()
   local opts = {
     kind = 'remora_question',
-    prompt = 'Remora asks: ' .. question,
+    prompt = question:sub(1, 8) == 'Remora: ' and question or ('Remora asks: ' .. question),
     format_item = function(action)
       return (tostring(action.title):gsub('\n', ' '))
     end,

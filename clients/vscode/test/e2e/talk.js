@@ -85,6 +85,9 @@ exports.run = async function run(ctx) {
   talk.muted = await vscode.commands.executeCommand("remora.muteNode", { node_id: helperId });
   talk.wakes = await vscode.commands.executeCommand("remora.showSubscriptions", { node_id: helperId });
   talk.unmuted = await vscode.commands.executeCommand("remora.unmuteNode", { node_id: helperId });
+  // Show Trust: VS Code's workspace trust decides; forgetting the person's answers.
+  talk.trust = await vscode.commands.executeCommand("remora.showTrust", { forget: true });
+  talk.workspaceTrusted = vscode.workspace.isTrusted;
   step("talk-runs");
 
   // Standing instructions: set, then typed into the input box (which starts
