@@ -6,16 +6,19 @@ promoted to an older generation. With tens of turns in flight, much is alive
 at any moment (each turn's messages, requests, tasks) and dies a moment later
 by reference counting; promoted first, it makes the older generations fill up
 and set off full collections: at 64 concurrent turns (``bench/scale_model.py``)
-twelve full collections in a 1,000-node graph, 50-90 ms of CPU each with the
-event loop held (every answer waiting), and a collection of the young objects
-every few milliseconds, ~1.5 ms of CPU per node in all.
+10-13 full collections in a 1,000-node graph, 36-93 ms of CPU each with the
+event loop held (every answer waiting behind it), and a collection of the
+young objects every few milliseconds: ~1.5 ms of CPU per node in all.
 
 Looking at the young objects every 10,000 allocations instead, most of them
 are gone by then: at 64 concurrent turns no full collection ran, the
-collector's CPU per node fell to about a third and its longest pause (a
-young collection, ~20-35 ms) to half the longest before. Memory is
-unchanged (the objects in question are freed by reference counting either
-way); the collector itself still runs (cycles are still collected).
+collector's CPU fell to about a third, its longest pause (a collection of the
+middle generation, 23-54 ms) is shorter than the full ones it replaces, and
+the event loop's CPU per turn fell by ~2.4 ms of ~13 (more than the
+collector's own ~1 ms: its walks of the heap presumably cost the loop's caches
+too). Peak memory is about the same
+(the objects in question are freed by reference counting either way); cycles
+are still collected.
 
 The thresholds change once, when the agents' kernel loads (the process is
 about to run turns), and only from Python's default: thresholds somebody set
