@@ -277,11 +277,17 @@ def completion(reply: Reply, model: str) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                "finish_reason": _finish(reply),
             }
         ],
         "usage": _usage(reply),
     }
+
+
+def _finish(reply: Reply) -> str:
+    if reply.finish_reason is not None:
+        return reply.finish_reason
+    return "tool_calls" if reply.tool_calls else "stop"
 
 
 def chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
@@ -301,7 +307,7 @@ def chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
     for index, call in enumerate(_tool_calls(reply)):
         delta = {"tool_calls": [{"index": index, **call}]}
         out.append({**base, "choices": [{"index": 0, "delta": delta}]})
-    finish = "tool_calls" if reply.tool_calls else "stop"
+    finish = _finish(reply)
     out.append(
         {
             **base,

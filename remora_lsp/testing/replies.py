@@ -54,6 +54,9 @@ class Reply:
     cut_short: bool = False
     """Streamed: send the content, then close the connection without the final
     chunk (no ``finish_reason``) and without ``[DONE]``."""
+    finish_reason: str | None = None
+    """What the server says ended the reply; ``None``: ``tool_calls`` or
+    ``stop`` (``length``: a reply cut at its token cap)."""
 
 
 Match = str | Callable[[dict[str, Any]], bool]

@@ -91,13 +91,20 @@ class AgentHarness:
         return node(self.project.graph, path, qualified_name).id
 
     async def ask(
-        self, qualified_name: str, message: str, timeout: float = TIMEOUT
+        self,
+        qualified_name: str,
+        message: str,
+        timeout: float = TIMEOUT,
+        path: str = "shop.py",
     ) -> list[Any]:
-        """A person asks a node's agent; the events of the run, once quiet."""
+        """A person asks a node's agent (of ``path``); the events of the run,
+        once quiet.
+        """
         assert self.project is not None
         swarm = self.project.swarm
         before = (await all_events(swarm))[-1].seq if await all_events(swarm) else 0
-        await swarm.emit(HumanChat(to_agent=self.id(qualified_name), message=message))
+        to = self.id(qualified_name, path)
+        await swarm.emit(HumanChat(to_agent=to, message=message))
         await quiet(swarm, timeout)
         return [s.event for s in await all_events(swarm) if s.seq > before]
 

@@ -9,7 +9,11 @@ in the endpoint's protocol:
   retry message and is recorded as a failed ``tool_result``;
 - ``fenced``: plain replies read by ``fenced.py``; the kernel carries out what
   they ask and continues while an action needs an answer (a read, a question,
-  a refused rewrite — refused once, then the refusal ends the turn).
+  a refused rewrite — refused once, then the refusal ends the turn). A block
+  of tests or of several definitions without ``CREATE_FILE``/``CHANGE``
+  lines is read by its shape (``block_shapes.py``). One reply of the
+  embedded model is capped to the task (:func:`reply_cap`); a reply cut at a
+  length limit keeps its whole tests, or ends the turn saying it was cut.
 
 Before the model runs, the turn gets its intent guard (``guarding.py``): a
 rewrite that changes more than a docstring / annotations / names when that is
@@ -55,6 +59,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
 from remora_core.agents import tools as core
+from remora_core.agents.block_shapes import read_block, whole_prefixes
 from remora_core.agents.budgets import LIMIT_REACHED, allowance, limit_failure
 from remora_core.agents.context import AgentContext
 from remora_core.agents.fenced import FENCED_GRAMMAR, FencedError, parse_reply
@@ -238,6 +243,12 @@ class AgentKernel:
         if endpoint.temperature is not None:
             settings["temperature"] = endpoint.temperature
         extra = dict(endpoint.extra_body)
+        if endpoint.local:
+            # A small model can write on and on (a test file past 1,000
+            # tokens, ~60 s on two cores): one reply is capped to the task.
+            cap = reply_cap(context)
+            settings["max_tokens"] = cap
+            extra.setdefault("n_predict", cap)  # llama.cpp's own name for it
         if endpoint.protocol == "fenced":
             grammar = context.bundle.grammar or (
                 _local_grammar(context) if endpoint.local else None
@@ -357,8 +368,11 @@ class AgentKernel:
             usage = result.usage
             used_requests += usage.requests
             used_tokens += usage.total_tokens or 0
+            output = result.output
+            if result.response.finish_reason == "length":
+                output = _cut_reply(context, output, options["model_settings"])
             try:
-                reply = parse_reply(result.output)
+                reply = parse_reply(output)
             except FencedError as error:
                 if retried:
                     raise TurnFailed(
@@ -393,7 +407,7 @@ class AgentKernel:
         follow_up: list[str] = []
         retry = False
         if reply.code is not None or reply.changes:
-            tool, arguments = _edit_call(reply)
+            tool, arguments = _edit_call(context, reply)
             violations = len(context.record.violations)
             ok, text = await _offered(context, tool, arguments)
             if not ok and retried and len(context.record.violations) > violations:
@@ -443,10 +457,11 @@ async def _offered(
     return await core.call_tool(context, tool, arguments, core.IMPLEMENTATIONS[tool])
 
 
-def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
+def _edit_call(context: AgentContext, reply: Any) -> tuple[str, dict[str, Any]]:
     """The tool a fenced reply's code asks for, and its arguments: a rewrite
     of the agent's node, a new file (``CREATE_FILE``) or a change set
-    (``CHANGE`` blocks).
+    (``CHANGE`` blocks) — or, a block of tests or of several definitions
+    without those lines, what its shape says (``block_shapes.py``).
     """
     if reply.changes:
         changes = [
@@ -464,7 +479,43 @@ def _edit_call(reply: Any) -> tuple[str, dict[str, Any]]:
             "reason": reply.text,
         }
         return "create_file", arguments
+    if (shaped := read_block(context, reply.code, reply.text)) is not None:
+        return shaped
     return "rewrite_self", {"new_source": reply.code, "reasoning": reply.text}
+
+
+def reply_cap(context: AgentContext) -> int:
+    """Tokens one reply of the embedded model may have: room for the node's
+    source twice over (~3.5 characters a token) plus a test file's worth,
+    within :data:`MAX_REPLY_TOKENS`.
+    """
+    room = MIN_REPLY_TOKENS + 2 * len(context.own_source()) // 3
+    return min(MAX_REPLY_TOKENS, room)
+
+
+MIN_REPLY_TOKENS = 512
+"""A small function's rewrite takes 20-150 tokens, a few tests 60-200."""
+MAX_REPLY_TOKENS = 2048
+"""At ~16-40 tokens a second on two cores: a minute or two, no more."""
+
+
+def _cut_reply(context: AgentContext, output: str, settings: Any) -> str:
+    """A reply the cap cut: its block of tests up to its last whole line that
+    leaves whole Python (a model that writes tests on and on has written the
+    first ones), or a :class:`TurnFailed` saying the reply was cut.
+    """
+    cap = settings.get("max_tokens")
+    opened = re.search(r"^[ \t]*```[ \t]*(?:python3?|py)?[ \t]*\n", output, re.M)
+    if opened is not None and "```" not in output[opened.end() :]:
+        for code in whole_prefixes(output[opened.end() :]):
+            shaped = read_block(context, code, "")
+            if shaped is not None and shaped[0] == "create_file":
+                return f"{output[: opened.end()]}{code}\n```\n"
+    limit = f"its limit of {cap} tokens" if cap else "the server's length limit"
+    raise TurnFailed(
+        f"No proposal: the model's reply reached {limit} before it ended, so it "
+        "was not used. Ask for less at a time, e.g. one test or one change."
+    )
 
 
 def _asked_again(asked: str, reason: str) -> str:

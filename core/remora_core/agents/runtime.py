@@ -13,8 +13,10 @@ import asyncio
 import gc
 import importlib
 import logging
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from remora_core.agents.bundles import BundleRegistry
@@ -49,7 +51,26 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PRELOAD_QUIET_S = 1.0
-"""How long nobody must have typed before the background preload begins."""
+"""How long nobody must have typed (in a file or in the symbol search) before
+the background preload begins."""
+IMPORT_SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while the kernel is imported in a
+thread (Python's default: 5 ms). The import is Python work that holds the
+interpreter; each time the event loop lets go of it (a store read, a write to
+the editor) it waited up to the interval to get it back: on a warm start of a
+large project a symbol search, which reads its results from the store, took
+250 ms instead of 20 (``bench/index_large.py``)."""
+
+
+@contextmanager
+def short_switches() -> Iterator[None]:
+    """Run the body with :data:`IMPORT_SWITCH_S` as the switch interval."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, IMPORT_SWITCH_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 class AgentRuntime:
@@ -131,14 +152,16 @@ class AgentRuntime:
         the prompt every function's agent shares (~280 tokens, ~2-4 s on 2
         cores). The first ask then waits only for whatever is still under way.
 
-        It waits until nobody has typed for :data:`PRELOAD_QUIET_S`: the
-        import holds the interpreter for seconds, and keystrokes meanwhile took
-        three times as long (``bench/document_symbol.py``).
+        It waits until nobody has typed for :data:`PRELOAD_QUIET_S`, in a file
+        or in the symbol search: the import holds the interpreter for seconds,
+        and keystrokes meanwhile took three times as long
+        (``bench/document_symbol.py``), symbol searches on a warm start ten
+        times (``bench/index_large.py``).
         """
         if not self.services.config.model.preload:
             return
         self._last_change = time.monotonic()
-        while (wait := self._last_change + PRELOAD_QUIET_S - time.monotonic()) > 0:
+        while (wait := self._last_typed() + PRELOAD_QUIET_S - time.monotonic()) > 0:
             await asyncio.sleep(wait)
         await self._load_kernel()
         await self.services.models.preload()
@@ -183,9 +206,10 @@ class AgentRuntime:
         async with self._kernel_lock:
             if self.kernel is not None:
                 return self.kernel
-            module = await asyncio.to_thread(
-                importlib.import_module, "remora_core.agents.kernel"
-            )
+            with short_switches():
+                module = await asyncio.to_thread(
+                    importlib.import_module, "remora_core.agents.kernel"
+                )
             kernel: AgentKernel = module.AgentKernel(self.services)
             self.kernel = kernel
             # What the import built (pydantic-ai, the OpenAI client: ~70k
@@ -196,6 +220,12 @@ class AgentRuntime:
             # less often (collector_pace.py).
             pace_for_turns()
             return kernel
+
+    def _last_typed(self) -> float:
+        """When the person last typed: a file's nodes changed, or a symbol
+        search was asked (the graph notes both).
+        """
+        return max(self._last_change, self.index.graph.last_use)
 
     def _document_version(self, path: str) -> int | None:
         document = self.index.documents.get(path)
@@ -212,10 +242,15 @@ class AgentRuntime:
             self.index.tasks.spawn(self.review.document_changed(path), name="staleness")
 
     def file_moved(self, old: str, new: str) -> None:
-        """A file was renamed: its proposals follow it."""
-        self.index.tasks.spawn(
-            self.services.proposals.move_file(old, new), name="move proposals"
-        )
+        """A file was renamed: its proposals follow it; a change set with a
+        member in it goes stale (its edits name the old file).
+        """
+        self.index.tasks.spawn(self._moved(old, new), name="move proposals")
+
+    async def _moved(self, old: str, new: str) -> None:
+        await self.services.proposals.move_file(old, new)
+        if not self.following:
+            await self.review.files_moved(old, new)
 
     async def forget(self, agent_id: str) -> None:
         """Clear an agent's chat history, key-value memory and overlay."""
