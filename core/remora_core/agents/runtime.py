@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from remora_core.agents.bundles import BundleRegistry
+from remora_core.agents.collector_pace import pace_for_turns
 from remora_core.agents.context import AgentServices
 from remora_core.agents.extensions import ExtensionRegistry
 from remora_core.agents.memory import ChatMemory
@@ -215,6 +216,9 @@ class AgentRuntime:
             # objects) lives as long as the process. Frozen, the full
             # collections that a storm of turns sets off need not walk it.
             gc.freeze()
+            # Turns are about to run, many at once: collect the young objects
+            # less often (collector_pace.py).
+            pace_for_turns()
             return kernel
 
     def _last_typed(self) -> float:
