@@ -25,7 +25,9 @@ Printed per N:
   ≥ ``TARGET_RATIO`` × the measured limit;
 - **CPU per turn**: the engine process's CPU time (every thread) over the
   graph / its runs. Target: at the largest N at most ``TARGET_CPU_RATIO`` ×
-  the smallest N of the same node count ("flat");
+  the smallest N of the same node count ("flat"); with it, the garbage
+  collections of each generation during the graph (a full one holds the
+  event loop for tens of milliseconds: ``agents/collector_pace.py``);
 - **peak memory**: the engine process's peak RSS. Target: between the
   smallest and largest N of the same node count it grows by at most
   ``TARGET_MB_PER_RUN`` MB per concurrent run.
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -217,6 +220,7 @@ async def engine(
 
                 profiler = cProfile.Profile(time.thread_time)  # CPU, not wall
                 profiler.enable()
+            collections = [g["collections"] for g in gc.get_stats()]
             cpu, main_cpu = time.process_time(), time.thread_time()
             began = time.perf_counter()
             await project.graphs.run(spec)
@@ -224,6 +228,10 @@ async def engine(
             took = time.perf_counter() - began
             cpu = time.process_time() - cpu
             main_cpu = time.thread_time() - main_cpu
+            collections = [
+                g["collections"] - before
+                for g, before in zip(gc.get_stats(), collections, strict=True)
+            ]
             if profiler is not None and profile is not None:
                 profiler.disable()
                 profiler.dump_stats(profile)
@@ -239,6 +247,7 @@ async def engine(
         "seconds": took,
         "cpu_s": cpu,
         "main_cpu_s": main_cpu,
+        "collections": collections,
         "runs": len(runs),
         "counts": event.counts,
         "outcome": event.outcome,
@@ -388,7 +397,9 @@ def one(slots: int, profile: Path | None) -> dict[str, Any]:
     print(
         f"       CPU {result['cpu_s'] / max(result['runs'], 1) * 1000:.1f} ms per turn"
         f" ({result['cpu_s']:.1f} s, the event loop's thread"
-        f" {result['main_cpu_s'] / max(result['runs'], 1) * 1000:.1f} ms);"
+        f" {result['main_cpu_s'] / max(result['runs'], 1) * 1000:.1f} ms;"
+        f" garbage collections young/middle/full"
+        f" {'/'.join(map(str, result['collections']))});"
         f" peak RSS {result['peak_rss_mb']:.0f} MB;"
         f" {result['proposals']} proposals; load: {result['uptime']}",
         flush=True,

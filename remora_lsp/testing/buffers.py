@@ -166,16 +166,19 @@ def apply_edits(buffer: Buffer, edit: dict) -> None:
         version = change["textDocument"]["version"]
         assert version is None or version == buffer.version
         # Every edit's range is in the text before any of them (LSP): applied
-        # last first, each leaves the ranges before it where they were.
+        # last first, each leaves the ranges before it where they were. Two
+        # inserts at one place appear in the order of the array (LSP; as
+        # Neovim and VS Code do): the later one goes in first.
         ordered = sorted(
-            change["edits"],
-            key=lambda e: (
-                e["range"]["start"]["line"],
-                e["range"]["start"]["character"],
+            enumerate(change["edits"]),
+            key=lambda pair: (
+                pair[1]["range"]["start"]["line"],
+                pair[1]["range"]["start"]["character"],
+                pair[0],
             ),
             reverse=True,
         )
-        for text_edit in ordered:
+        for _index, text_edit in ordered:
             start, end = text_edit["range"]["start"], text_edit["range"]["end"]
             buffer.replace(
                 (start["line"], start["character"]),

@@ -2,10 +2,12 @@
 issue 27 §1–§2): how the scripted model answers its asks, and what is asserted
 of what it saw.
 
-``order``'s agent is asked four times: a new ``tests/test_service.py``; a set
+``order``'s agent is asked five times: a new ``tests/test_service.py``; a set
 adding a currency over ``pkg/service.py``, ``pkg/models.py`` and a new
-``pkg/currency.py``; a set rejected with feedback; a set one of whose
-documents the person edits before accepting (nothing applied, stale).
+``pkg/currency.py``; a set rejected with feedback; a set one member of which
+(its new file) is rejected with feedback before the rest is accepted; a set
+one of whose documents the person edits before accepting (nothing applied,
+stale).
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ REGISTERED = '''def registered(cls):
     return cls'''
 RATES = 'RATES = {"EUR": 1.0}\n'
 FEEDBACK = "SETS_FEEDBACK keep the rates where they are"
+AUDITED = '''def audited(order_total):
+    """Checked by a person."""
+    return order_total'''
+TAGGED = '''def tagged(item):
+    """Marked for the audit."""
+    return item'''
+MEMBER_RATES = 'AUDIT_RATES = {"EUR": 1.0}\n'
 
 
 def _set(summary: str, new_file: str) -> Reply:
@@ -66,6 +75,15 @@ def reply(request: dict[str, Any]) -> Reply | None:
         )
     if "SETS_REJECT_SET" in last:
         return _set("move the rates", "pkg/moved_rates.py")
+    if "SETS_MEMBER_SET" in last:
+        changes = [
+            {"path": "pkg/service.py", "new_source": AUDITED},
+            {"path": "pkg/models.py", "new_source": TAGGED},
+            {"path": "pkg/audit_rates.py", "new_source": MEMBER_RATES},
+        ]
+        return Reply(
+            tool_calls=[("propose_changes", {"changes": changes, "summary": "audit"})]
+        )
     if "SETS_STALE_SET" in last:
         return _set("document the rates", "pkg/rates.py")
     return None
@@ -133,6 +151,12 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
         "1. pkg/service.py · order needs 2. pkg/models.py · make_item"
         in (s["memberAlone"]["reason"])
     )
+    # Rejecting a member others need: refused by the server, naming them.
+    assert s["memberNeeded"]["rejected"] is False
+    assert (
+        "member 3 (pkg/currency.py) is needed by member 1 (rewrite order), "
+        "member 2 (rewrite make_item)" in s["memberNeeded"]["reason"]
+    )
     assert "currency" not in s["before"]["service"]
     # Accept All: every file changed, the new one created with its text.
     assert s["accepted"] == {"applied": True}
@@ -145,6 +169,25 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
     assert "run_id" in s["rejected"], s["rejected"]
     assert s["rejectedEvent"]["type"] == "rewrite_rejected"
     assert any(FEEDBACK in json.dumps(r) for r in requests)
+
+    # 3b. One member rejected from its item's context menu, with feedback:
+    # the set lists the two left, the agent reads it, the file is never
+    # created; Accept All lands the rest.
+    assert "Reject Only This Member…" in s["memberMenu"]
+    assert "run_id" in s["memberRejected"], s["memberRejected"]
+    assert s["memberRejectedEvent"]["members"] == [0]
+    (set_row, *member_rows) = s["memberView"]
+    assert set_row["label"] == "Change set: audit (2 definitions in 2 files)"
+    assert [m["label"] for m in member_rows] == [
+        "1. pkg/service.py · audited",
+        "2. pkg/models.py · tagged",
+    ]
+    assert s["memberRatesAfterReject"] is False
+    assert s["memberRestAccepted"] == {"applied": True}
+    rest = s["memberRestAfter"]
+    assert "def audited(order_total):" in rest["service"]
+    assert "def tagged(item):" in rest["models"]
+    assert rest["ratesExists"] is False
 
     # 4. One document edited first: nothing applied, the set stale, said so
     # and shown so in the view (with why) until dismissed.

@@ -18,6 +18,8 @@ from remora_core.review.change_sets import (
     new_file_member,
     plan_members,
     refuse_partial,
+    refuse_rejecting,
+    without,
 )
 from remora_core.review.proposals import Member, ProposalStore, text_hash
 from remora_core.review.source_checks import ProposalError
@@ -107,9 +109,13 @@ async def test_a_proposal_stored_before_sets_loads_as_it_was(tmp_path):
 def test_a_part_of_a_set_needs_what_it_depends_on():
     made = a_set()
     assert refuse_partial(made, [1]) == (1,)  # the new module alone is fine
-    with pytest.raises(ValueError, match=r"member 0 .* needs member 1"):
+    # Counted from 1, as the editors show members.
+    with pytest.raises(
+        ValueError,
+        match=r"member 1 \(rewrite order\) needs member 2 \(pkg/currency\.py\)",
+    ):
         refuse_partial(made, [0])
-    with pytest.raises(ValueError, match="no member 5"):
+    with pytest.raises(ValueError, match=r"members 1 to 2; there is no member 6"):
         refuse_partial(made, [5])
     with pytest.raises(ValueError, match="only a change set"):
         refuse_partial(proposal(2), [0])
@@ -178,3 +184,45 @@ def test_a_new_python_file_must_parse():
     # Any text for other files; a newline ends the last line.
     assert new_file_member("docs/notes.md", "# (\n", False).new_source == "# (\n"
     assert new_file_member("pkg/ok.py", "x = 1", False).new_source == "x = 1\n"
+
+
+def test_rejecting_a_member_another_needs_is_refused_naming_it():
+    made = a_set()
+    with pytest.raises(
+        ValueError,
+        match=r"member 2 \(pkg/currency\.py\) is needed by member 1 \(rewrite "
+        r"order\): reject members 1 and 2 together, or the whole set",
+    ):
+        refuse_rejecting(made, [1])
+    assert refuse_rejecting(made, [0]) == (0,)  # what it needed stays, unused
+    assert refuse_rejecting(made, [1, 0]) == (0, 1)
+    with pytest.raises(ValueError, match="no member 3"):
+        refuse_rejecting(made, [2])
+
+
+async def test_a_set_without_a_rejected_member_stays_pending_across_a_restart(
+    tmp_path,
+):
+    database = await Database.open(tmp_path)
+    store = ProposalStore(database)
+    made = a_set()
+    await store.add(made)
+    texts = {"pkg/service.py": SERVICE}
+    rest = without(made, [0], texts.get, "pkg/service.py")
+    assert [m.path for m in rest.members] == ["pkg/currency.py"]
+    assert rest.depends_on == () and rest.rejected_members == made.members[:1]
+    assert rest.file_path == "pkg/currency.py"
+    assert rest.anchor_path == "pkg/service.py"  # still shown on the asker
+    assert "+++ b/pkg/currency.py" in rest.diff and "service.py" not in rest.diff
+    await store.replace_members(rest)
+    await database.close()
+
+    database = await Database.open(tmp_path)
+    try:
+        reopened = ProposalStore(database)
+        await reopened.load()
+        loaded = reopened.get(made.id)
+        assert loaded == rest and loaded.status == "pending"
+        assert [p.id for p in reopened.pending(path="pkg/currency.py")] == [made.id]
+    finally:
+        await database.close()

@@ -1,9 +1,14 @@
-"""Pausing the garbage collector for bulk work never leaves it off."""
+"""The garbage collector: paused for bulk work (never left off), paced for turns."""
 
 from __future__ import annotations
 
 import gc
 
+from remora_core.agents.collector_pace import (
+    PYTHON_DEFAULT,
+    WHILE_AGENTS_RUN,
+    pace_for_turns,
+)
 from remora_core.index.collector import collector_paused
 
 
@@ -35,3 +40,17 @@ def test_a_collector_switched_off_before_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_agents_collect_young_objects_less_often_unless_thresholds_were_set():
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(*PYTHON_DEFAULT)
+        assert pace_for_turns()
+        assert gc.get_threshold() == WHILE_AGENTS_RUN
+        assert not pace_for_turns(), "once"
+        gc.set_threshold(1234, 5, 5)  # somebody's own choice
+        assert not pace_for_turns()
+        assert gc.get_threshold() == (1234, 5, 5)
+    finally:
+        gc.set_threshold(*saved)

@@ -391,3 +391,43 @@ def test_the_child_dies_with_its_parent(weights_dir, tmp_path):
         parent.wait()
         parent.stdout.close()
     assert "is gone; exiting" in (tmp_path / "m.log").read_text()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+async def test_a_child_stuck_while_starting_is_stopped_and_said_so(
+    tmp_path, monkeypatch
+):
+    """A slow start (a busy machine: 50 s to load) is waited for as long as
+    the child works; one that does nothing at all is stopped.
+    """
+    weights = tmp_path / "weights.gguf"
+    weights.write_bytes(b"x")
+    monkeypatch.setattr(local, "assemble_weights", lambda cache_dir: weights)
+    monkeypatch.setattr(local, "local_extra_installed", lambda: True)
+    monkeypatch.setattr(local, "STARTUP_STALL_S", 1.5)
+    real_popen = subprocess.Popen
+    stuck = "import time; time.sleep(3600)"  # alive, using no CPU, writing nothing
+
+    def popen(command, **kwargs):
+        return real_popen([sys.executable, "-c", stuck], **kwargs)
+
+    monkeypatch.setattr(local.subprocess, "Popen", popen)
+    model = LocalModel(cache_dir=tmp_path, log_path=tmp_path / "model.log")
+    with pytest.raises(LocalModelUnavailable, match="stopped making progress"):
+        await model.ensure_started()
+    assert model.pid is None  # killed, not left behind
+    await model.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_working_child_shows_progress(tmp_path):
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        first = local._progress(busy.pid, tmp_path / "none.log")
+        deadline = time.monotonic() + 30
+        while local._progress(busy.pid, tmp_path / "none.log") == first:
+            assert time.monotonic() < deadline, "no CPU ticks seen in 30 s"
+            time.sleep(0.05)
+    finally:
+        busy.kill()
+        busy.wait()

@@ -236,7 +236,9 @@ async def test_a_change_set_across_three_files_is_accepted_as_one(editor, worksp
                     "(2 definitions in 2 files, 1 new file)" in titles
                 )
             # A part that leaves inconsistent code is refused, saying why.
-            with pytest.raises(Exception, match="needs member 1"):
+            with pytest.raises(
+                Exception, match=r"member 1 \(rewrite order\) needs member 2"
+            ):
                 await command(
                     client,
                     "remora.proposal.accept",
@@ -288,6 +290,217 @@ async def test_a_set_whose_document_changed_applies_nothing_and_is_stale(
             assert "convert" not in models.text
             assert not (workspace / "pkg" / "currency.py").exists()
             assert remora_diagnostics(client, service.uri) == []
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_rejecting_one_member_keeps_the_rest_pending_and_tells_the_agent(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, models, set_id = await _propose_set(client, model, workspace)
+            assert models is not None
+            before = service.text
+            # currency.py is needed by order and make_item: refused, naming
+            # them as the editors number them (from 1).
+            with pytest.raises(
+                Exception,
+                match=r"member 3 \(pkg/currency\.py\) is needed by member 1 "
+                r"\(rewrite order\), member 2 \(rewrite make_item\): reject "
+                r"members 1, 2 and 3 together, or the whole set",
+            ):
+                await command(
+                    client,
+                    "remora.proposal.reject",
+                    {"proposal_id": set_id, "members": [2], "feedback": "no"},
+                )
+            model.reply_text("Understood: order stays as it is.")
+            answer = await command(
+                client,
+                "remora.proposal.reject",
+                {
+                    "proposal_id": set_id,
+                    "members": [0],
+                    "feedback": "leave order alone for now",
+                },
+            )
+            # The feedback reaches the agent that made the set, with only the
+            # rejected member.
+            done = await finished(client, answer["run_id"], timeout=LONG_S)
+            assert done["type"] == "agent_completed", done
+            assert "rejected part of your change set" in model.text_of(-1)
+            told = model.text_of(-1).split("rejected part of your change set")[-1]
+            assert "leave order alone for now" in told
+            assert "item = make_item(name, currency=currency)" in told
+            assert "convert(price, currency)" not in told
+            # The set lists the two members left, still pending; order's file
+            # is untouched.
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            assert shown["status"] == "pending"
+            assert [m["path"] for m in shown["members"]] == [
+                "pkg/models.py",
+                "pkg/currency.py",
+            ]
+            assert shown["depends_on"] == [[0, 1]]
+            assert "+++ b/pkg/service.py" not in shown["diff"]
+            listed = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (item,) = [p for p in listed if p["id"] == set_id]
+            assert item["title"] == (
+                "Change set: add currency (1 definition in 1 file, 1 new file)"
+            )
+            assert service.text == before
+            # The rest is accepted as one and lands; order's file stays as it was.
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer == {"applied": True}
+            assert "convert(price, currency)" in models.text
+            currency = client.buffers[(workspace / "pkg" / "currency.py").as_uri()]
+            assert currency.text == CURRENCY
+            assert service.text == before
+
+
+FIRST = """def first_helper():
+    return 1"""
+SECOND = """def second_helper():
+    return 2"""
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_definitions_appended_to_one_file_land_in_the_order_given(
+    editor, workspace
+):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service = Buffer(client, "pkg/service.py")
+            models = Buffer(client, "pkg/models.py")
+            node_id = await node_of(client, service, "def order")
+            changes = [
+                {"path": "pkg/models.py", "new_source": FIRST},
+                {"path": "pkg/models.py", "new_source": SECOND},
+            ]
+            result, (set_id,) = await proposed_by(
+                client,
+                model,
+                node_id,
+                "propose_changes",
+                {"changes": changes, "summary": "two helpers"},
+            )
+            assert result["ok"], result
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            added = [line for line in shown["diff"].splitlines() if "+def " in line]
+            assert added == ["+def first_helper():", "+def second_helper():"]
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer == {"applied": True}
+            text = models.text
+            assert text.index("def first_helper") < text.index("def second_helper")
+            assert "    return 1\n\n\ndef second_helper():" in text
+
+
+@pytest.mark.workspace("basic")
+async def test_the_cli_rejects_one_member_of_a_set(workspace, person_files):
+    from tests.lsp.test_command_line import remora
+    from tests.mcp.test_mcp_server import host_client, result_of
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            _service, _models, set_id = await _propose_set(
+                client, model, workspace, open_models=False
+            )
+            code, out, err = await remora(
+                workspace, "reject", set_id, "--member", "3", "--feedback", "no"
+            )
+            assert code == 2 and "member 3 (pkg/currency.py) is needed by" in err
+            code, out, err = await remora(
+                workspace, "reject", set_id, "--member", "1", "--member", "2"
+            )
+            assert code == 0, err
+            assert f"rejected members 1, 2 of {set_id}; no feedback" in out
+            code, out, err = await remora(workspace, "proposals", "--json")
+            (listed,) = json.loads(out)
+            assert [m["path"] for m in listed["members"]] == ["pkg/currency.py"]
+            # An MCP host lists the member left, and has no way to decide.
+            async with host_client(workspace) as mcp:
+                (shown,) = result_of(await mcp.call_tool("list_proposals", {}))
+                tools = {t.name for t in (await mcp.list_tools()).tools}
+            assert shown["id"] == set_id
+            assert [m["path"] for m in shown["members"]] == ["pkg/currency.py"]
+            assert not {t for t in tools if "accept" in t or "reject" in t}
+            code, out, err = await remora(workspace, "accept", set_id)
+            assert code == 0, err
+            assert (workspace / "pkg" / "currency.py").read_text() == CURRENCY
+            assert "convert" not in (workspace / "pkg" / "models.py").read_text()
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("moved", ["renamed", "deleted"])
+async def test_a_set_whose_member_file_was_moved_applies_nothing_and_is_stale(
+    moved, workspace
+):
+    import shutil
+
+    from lsprotocol import types
+
+    from tests.lsp.helpers import uri
+    from tests.lsp.test_files import DELETED, watched
+
+    with ModelServer() as model:
+        async with session("neovim", workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            service, _models, set_id = await _propose_set(
+                client, model, workspace, open_models=False
+            )
+            before = service.text
+            models = workspace / "pkg" / "models.py"
+            catalog = workspace / "pkg" / "catalog.py"
+            if moved == "renamed":
+                shutil.move(models, catalog)
+                client.workspace_did_rename_files(
+                    types.RenameFilesParams(
+                        files=[
+                            types.FileRename(
+                                old_uri=uri(client, "pkg/models.py"),
+                                new_uri=uri(client, "pkg/catalog.py"),
+                            )
+                        ]
+                    )
+                )
+            else:
+                models.unlink()
+                watched(client, ("pkg/models.py", DELETED))
+            stale = await eventually(
+                lambda: of_type(client, "rewrite_stale", proposal_id=set_id)
+            )
+            reason = stale[0]["reason"]
+            if moved == "renamed":
+                assert reason == (
+                    "pkg/models.py was renamed to pkg/catalog.py since the change "
+                    "set was made"
+                )
+            else:
+                assert reason == (
+                    "pkg/models.py was deleted since the change set was made"
+                )
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": set_id}
+            )
+            assert answer["applied"] is False and "stale" in answer["reason"]
+            assert service.text == before
+            assert not (workspace / "pkg" / "currency.py").exists()
+            if moved == "renamed":
+                assert "convert" not in catalog.read_text()
 
 
 # ---- a cascade's proposals -------------------------------------------------------
@@ -361,6 +574,80 @@ async def test_a_cascades_proposals_arrive_as_one_set(editor, workspace):
             assert answer == {"applied": True}
             assert 'currency="USD"' in script.text
             assert "make_item(name, currency=currency)" in service.text
+
+
+@pytest.mark.workspace("basic")
+async def test_a_cascade_goes_on_gathering_into_one_set_after_a_restart(workspace):
+    from remora_lsp.testing.model_server import Reply
+    from remora_lsp.testing.replies import text, tool_call
+    from tests.lsp.test_resume import killed_after
+
+    with ModelServer() as model:
+        # main's agent is still answering order's message when the server dies.
+        hangs = Reply(text="Too late.")
+        hangs.delay_s = 60
+        hanging = model.on("please pass a currency", hangs)
+        async with killed_after("neovim", workspace, model) as client:
+            order_id = await node_of(
+                client, Buffer(client, "pkg/service.py"), "def order"
+            )
+            main_id = await node_of(
+                client, Buffer(client, "scripts/tool.py"), "def main"
+            )
+            model.on(
+                "Add currency support",
+                tool_call("rewrite_self", {"new_source": ORDER}),
+                tool_call(
+                    "send_message",
+                    {"to": main_id, "content": "please pass a currency"},
+                ),
+                text("Done, and told main."),
+            )
+            run_id = await chat(client, order_id, "Add currency support to order")
+            await finished(client, run_id, timeout=LONG_S)
+            (first,) = of_type(client, "rewrite_proposed", run_id=run_id)
+            await eventually(
+                lambda: of_type(client, "agent_started", agent_id=main_id),
+                timeout=LONG_S,
+            )
+        model.rules.remove(hanging)
+        model.on(
+            "please pass a currency",
+            tool_call("rewrite_self", {"new_source": MAIN}),
+            text("Adapted."),
+        )
+        async with session("neovim", workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            (interrupted,) = await command(
+                client, "remora.runs.list", {"status": "interrupted"}
+            )
+            assert interrupted["node"]["id"] == main_id, interrupted
+            retried = await command(
+                client, "remora.agent.retry", {"run_id": interrupted["id"]}
+            )
+            await finished(client, retried["run_id"], timeout=LONG_S)
+            # The same request's proposals, before and after the restart: one
+            # set for the person.
+            pending = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (gathered,) = pending
+            assert gathered["kind"] == "change_set", pending
+            assert gathered["summary"] == "Add currency support to order"
+            assert gathered["node_id"] == order_id
+            assert [(m["path"], m["node_id"]) for m in gathered["members"]] == [
+                ("pkg/service.py", order_id),
+                ("scripts/tool.py", main_id),
+            ]
+            everything = await command(client, "remora.proposals.list", {})
+            statuses = {p["id"]: p["status"] for p in everything}
+            assert statuses[first["proposal_id"]] == "superseded"
+            answer = await command(
+                client, "remora.proposal.accept", {"proposal_id": gathered["id"]}
+            )
+            assert answer == {"applied": True}
+            tool = client.buffers[(workspace / "scripts" / "tool.py").as_uri()]
+            assert 'currency="USD"' in tool.text
 
 
 # ---- verified by the project's tests ------------------------------------------------
@@ -521,8 +808,8 @@ async def test_the_cli_lists_a_set_as_one_item_and_accepts_it_through_the_editor
             )
             assert len(listed["members"]) == 3
 
-            code, out, err = await remora(workspace, "accept", set_id, "--member", "0")
-            assert code == 2 and "needs member 1" in err  # partial: refused
+            code, out, err = await remora(workspace, "accept", set_id, "--member", "1")
+            assert code == 2 and "member 1 (rewrite order) needs member 2" in err
 
             # The person declines the editor's part: nothing is written on disk.
             edits = EditorEdits(client, service)

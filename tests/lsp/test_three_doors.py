@@ -78,6 +78,10 @@ CASES: list[tuple[str, Args]] = [
     ("remora.agent.respond", lambda w: {"question_id": "q_none", "answer": "yes"}),
     ("remora.agent.retry", lambda w: {"run_id": "run_000000000000"}),
     ("remora.agent.forget", lambda w: {"node_id": HELPER}),
+    (  # a member of what is no change set: the same refusal at each door
+        "remora.proposal.reject",
+        lambda w: {"proposal_id": w.proposals[-1], "members": [0], "feedback": "No."},
+    ),
     (
         "remora.proposal.reject",
         lambda w: {"proposal_id": w.proposals[-1], "feedback": "No.", "retry": False},

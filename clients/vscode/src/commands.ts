@@ -252,6 +252,41 @@ export class Commands {
     return result;
   }
 
+  /**
+   * Reject only one member of a change set (the tree's member item: that one;
+   * else picked), with feedback for the agent that made the set. The rest of
+   * the set stays pending; the server refuses, naming them, when other
+   * members need this one.
+   */
+  async rejectMember(args?: Args): Promise<unknown> {
+    const id = await this.proposalId(args);
+    if (!id) return undefined;
+    const answer = await this.exec<DiffAnswer>("remora.proposal.diff", { proposal_id: id });
+    const members = answer.members ?? [];
+    let chosen = index(args, "member");
+    if (chosen === undefined) {
+      const picked = await vscode.window.showQuickPick(
+        members.map((m, i) => ({ label: `${i + 1}. ${memberLabel(m)}`, index: i })),
+        { placeHolder: `Reject which member of ${setTitle({ id, ...answer })}?` },
+      );
+      chosen = picked?.index;
+    }
+    if (chosen === undefined || chosen >= members.length) return undefined;
+    const label = `${chosen + 1}. ${memberLabel(members[chosen] ?? {})}`;
+    const feedback =
+      str(args, "feedback") ?? (await vscode.window.showInputBox({ prompt: `Why reject ${label}? (the rest of the set stays pending; the agent reads this)` }));
+    if (feedback === undefined) return undefined;
+    try {
+      const result = await this.exec<{ run_id?: string | null }>("remora.proposal.reject", { proposal_id: id, members: [chosen], feedback });
+      void vscode.window.showInformationMessage(`Remora: rejected ${label}; the rest of the set stays pending.`);
+      return result;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      void vscode.window.showWarningMessage(`Remora: not rejected: ${reason}`);
+      return { rejected: false, reason };
+    }
+  }
+
   /** The column the definition starts at in its file (its open buffer, else the disk). */
   private async definitionIndent(place: ProposalPlace | undefined): Promise<string> {
     if (!place?.uri || typeof place.start_byte !== "number") return "";
@@ -334,6 +369,7 @@ export class Commands {
     add("remora.showDiff", (a) => this.showDiff(a));
     add("remora.acceptChangeSet", (a) => this.acceptSet(a));
     add("remora.acceptMember", (a) => this.acceptMember(a));
+    add("remora.rejectMember", (a) => this.rejectMember(a));
     add("remora.cancelRun", (a) => this.cancelRun(a));
     add("remora.showNode", (a) => this.showNode(a));
     add("remora.showHistory", (a) => this.showNode(a));

@@ -125,7 +125,8 @@ export const DESCRIBE: Readonly<Record<string, Describe>> = {
     return `${s(e, "node_id")} proposes ${s(e, "proposal_id")}${checks}`;
   },
   rewrite_applied: (e) => `${s(e, "proposal_id")} accepted: in ${s(e, "node_id")}`,
-  rewrite_rejected: (e) => `${s(e, "proposal_id")} rejected by ${e.by === "tests" ? "the tests" : "you"}${e.feedback ? `: ${quoted(e.feedback)}` : ""}`,
+  rewrite_rejected: (e) =>
+    `${Array.isArray(e.members) && e.members.length > 0 ? `${e.members.length === 1 ? "a member" : `${e.members.length} members`} of ` : ""}${s(e, "proposal_id")} rejected by ${e.by === "tests" ? "the tests" : "you"}${e.feedback ? `: ${quoted(e.feedback)}` : ""}`,
   rewrite_stale: (e) => `${s(e, "proposal_id")} went stale${e.reason ? `: ${short(e.reason)}` : ""}`,
   rewrite_not_applied: (e) => `${s(e, "proposal_id")} was not applied (still pending)${e.reason ? `: ${short(e.reason)}` : ""}`,
   proposal_checked: (e) => `${s(e, "proposal_id")}: ${checkText(e.check)}`,

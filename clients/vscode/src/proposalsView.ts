@@ -6,7 +6,7 @@
  * (file, +/- lines, "new file", what each needs) and its checks. Items carry
  * `proposal_id` / `graph_run_id` (a member also its `member` index), so the
  * context-menu commands (Accept, Reject…, Show Diff, Accept All, Accept Only
- * This Member) get what they act on. Also the status-bar item with the open
+ * This Member, Reject Only This Member…) get what they act on. Also the status-bar item with the open
  * file's count.
  */
 import {

@@ -9,7 +9,8 @@ result per proposal. The output is one line per proposal (``accepted P:
 applied`` or ``not accepted P: why``), the exit code 1 when any was not
 applied. A change set is one id: accepted as a whole (atomically: nothing is
 applied when one of its files changed), or in part with ``--member I``
-(repeatable) where its members' dependencies allow.
+(repeatable; members count from 1, as every text and editor shows them)
+where its members' dependencies allow.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def add_arguments(parser) -> None:
         type=int,
         action="append",
         default=None,
-        help="accept only member I of a change set (repeatable)",
+        help="accept only member I of a change set (from 1; repeatable)",
     )
     parser.add_argument(
         "--graph-run",
@@ -50,6 +51,9 @@ async def run(args, backend) -> int:
     """Accept; exit 1 when an edit was not applied."""
     if not args.proposals and args.graph_run is None:
         output.tell("remora: accept needs a proposal id or --graph-run G")
+        return USAGE_ERROR
+    if args.member is not None and min(args.member) < 1:
+        output.tell("remora: members count from 1 (--member 1 is the first)")
         return USAGE_ERROR
     if args.graph_run is None and len(args.proposals) == 1:
         return _one(args, await _accept_one(backend, args.proposals[0], args.member))
@@ -75,7 +79,7 @@ async def run(args, backend) -> int:
 async def _accept_one(backend, proposal_id: str, members: list[int] | None) -> dict:
     argument: dict = {"proposal_id": proposal_id}
     if members is not None:
-        argument["members"] = members
+        argument["members"] = [i - 1 for i in members]  # the command's: from 0
     return await backend.call("remora.proposal.accept", argument)
 
 

@@ -1,5 +1,9 @@
-"""``remora reject P [--feedback TEXT]``: reject a proposal; with feedback the
-agent tries again with it.
+"""``remora reject P [--member I…] [--feedback TEXT]``: reject a proposal;
+with feedback the agent tries again with it.
+
+``--member I`` (repeatable; from 1, as every text shows members) rejects only
+those members of a change set: the rest stays pending, to accept as one
+later. Rejecting a member that another one needs is refused, naming it.
 
 Without ``--feedback``, a person at a terminal is asked for it (on stderr,
 one line; the prompt comes before the project is opened). No feedback — an
@@ -18,6 +22,7 @@ from remora_cli import output
 log = logging.getLogger(__name__)
 
 NAME = "reject"
+USAGE_ERROR = 2
 HELP = "reject a proposal (the agent retries with the feedback given)"
 PROMPT = "What should the agent do differently? (empty: reject without a retry)\n> "
 
@@ -25,6 +30,14 @@ PROMPT = "What should the agent do differently? (empty: reject without a retry)\
 def add_arguments(parser) -> None:
     """``P`` and ``--feedback``."""
     parser.add_argument("proposal", metavar="P", help="proposal id or unique prefix")
+    parser.add_argument(
+        "--member",
+        metavar="I",
+        type=int,
+        action="append",
+        default=None,
+        help="reject only member I of a change set (from 1; repeatable)",
+    )
     parser.add_argument(
         "--feedback",
         default=None,
@@ -47,16 +60,26 @@ def prepare(args) -> None:
 async def run(args, backend) -> int:
     """Reject; print the run of the agent's retry, or that there is none."""
     feedback = (args.feedback or "").strip()
-    result = await backend.call(
-        "remora.proposal.reject",
-        {"proposal_id": args.proposal, "feedback": feedback, "retry": bool(feedback)},
-    )
+    argument: dict = {
+        "proposal_id": args.proposal,
+        "feedback": feedback,
+        "retry": bool(feedback),
+    }
+    members = getattr(args, "member", None)
+    if members is not None:
+        if min(members) < 1:
+            output.tell("remora: members count from 1 (--member 1 is the first)")
+            return USAGE_ERROR
+        argument["members"] = [i - 1 for i in members]  # the command's: from 0
+    result = await backend.call("remora.proposal.reject", argument)
+    what = args.proposal
+    if members is not None:
+        said = ", ".join(str(i) for i in sorted(set(members)))
+        what = f"member{'s' if len(set(members)) > 1 else ''} {said} of {what}"
     if args.json:
         output.emit_json(result)
     elif result.get("run_id"):
-        output.say(f"rejected {args.proposal}; the agent retries as {result['run_id']}")
+        output.say(f"rejected {what}; the agent retries as {result['run_id']}")
     else:
-        output.say(
-            f"rejected {args.proposal}; no feedback, so the agent does not try again"
-        )
+        output.say(f"rejected {what}; no feedback, so the agent does not try again")
     return 0

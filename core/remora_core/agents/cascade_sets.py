@@ -13,9 +13,12 @@ rejecting it sends the feedback there.
 Not gathered: proposals of one agent alone (a rewrite and the helper it
 calls stay two proposals, as before), a graph run's (its steps are accepted
 per node: ``co_gr_…``), reverts, and a proposal whose code changed since or
-that overlaps another member — those stay on their own. The cascades are
-remembered in memory while the server runs (a restart mid-cascade starts
-afresh).
+that overlaps another member — those stay on their own. What each cascade
+made is remembered in memory while the server runs, and read back from the
+event log (its ``rewrite_proposed`` events, stored in one transaction with
+their proposals) the first time this process meets a cascade: a restart
+mid-cascade — a retried run, an agent still answering its messages — keeps
+gathering into the same set.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_READ = 1_000
+"""A cascade's proposals read back from the event log at most."""
 GRAPH_CORRELATION = "co_gr_"
 """A graph run's correlation ids start so: its proposals are not gathered."""
 
@@ -64,7 +69,7 @@ async def gather(
     store = services.proposals
     pending = [
         found
-        for i in cascades.made.get(correlation, [])
+        for i in await _made(context, correlation)
         if (found := store.get(i)) is not None
         and found.status == ProposalStatus.PENDING
     ]
@@ -87,6 +92,25 @@ async def gather(
     gathered = await _set(context, pending, proposal, members[:MAX_MEMBERS])
     cascades.note(correlation, gathered.id)
     return gathered, [p.id for p in pending]
+
+
+async def _made(context: AgentContext, correlation: str) -> list[str]:
+    """The proposals the cascade made so far, oldest first: remembered, or
+    (a cascade this process has not met: begun before a restart) read from
+    the event log once.
+    """
+    cascades = context.services.cascades
+    known = cascades.made.get(correlation)
+    if known is not None:
+        return list(known)
+    events = context.turn.swarm.events
+    stored = await events.of_correlation(correlation, "rewrite_proposed", MAX_READ)
+    cascades.made.setdefault(correlation, [])
+    for found in stored:
+        proposal_id = found.event.__dict__.get("proposal_id")
+        if isinstance(proposal_id, str):
+            cascades.note(correlation, proposal_id)
+    return list(cascades.made.get(correlation, []))
 
 
 async def _set(

@@ -7,6 +7,8 @@ and a walk of each schema; ~0.05 ms per tool, so ~0.6 ms per request for the
 agent offers the same tool definitions turn after turn, so :class:`ChatModel`
 prepares each definition once and reuses the result while the definition is
 unchanged. pydantic-ai documents the method as the hook for subclasses.
+Importing it also makes genai-prices remember the models it has no price for
+(``price_lookup.py``): pydantic-ai prices every response.
 
 Imported on first use by ``providers.py`` (importing pydantic-ai takes seconds).
 """
@@ -18,9 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.models.openai import OpenAIChatModel
 
+from remora_core.agents.price_lookup import remember_unpriced_models
+
 if TYPE_CHECKING:
     from pydantic_ai.models import ModelRequestParameters
     from pydantic_ai.tools import ToolDefinition
+
+remember_unpriced_models()
 
 MAX_REMEMBERED = 512
 """Prepared definitions kept per model (the core tools, ``.pym`` and extension

@@ -9,7 +9,7 @@ them — the ``deps`` pydantic-ai hands to every tool.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -91,27 +91,41 @@ class AgentServices:
         """The node's current text ('' if its file cannot be read); never the
         text of a file in ``secrets.exclude`` (every prompt gets source here).
         """
-        if (
-            glob := secret_glob(node.file_path, self.config.secrets.exclude)
-        ) is not None:
-            return f"(not shown: {node.file_path} matches secrets.exclude ({glob!r}))"
-        text = self.read_text(node.file_path)
-        if text is None:
-            return ""
-        return text[node.span.start_byte : node.span.end_byte].decode(
-            "utf-8", errors="replace"
-        )
+        hidden = _hidden(node, self.config.secrets.exclude)
+        if hidden is not None:
+            return hidden
+        return _slice(node, self.read_text(node.file_path))
 
     def shown_source(self, node: CodeNode, source: str | None = None) -> str:
         """``source`` (default: the node's current text) at column 0, as an
         agent is shown a definition and writes it back: a method's body is
-        not shown indented twice.
+        not shown indented twice. The file is read once (a prompt's share
+        of a turn's CPU, ``bench/scale_model.py``).
         """
-        text = self.source_of(node) if source is None else source
         file_text = self.read_text(node.file_path)
+        if source is None:
+            hidden = _hidden(node, self.config.secrets.exclude)
+            source = hidden if hidden is not None else _slice(node, file_text)
         if file_text is None:
-            return text
-        return at_column_zero(text, indent_at(file_text, node.span.start_byte))
+            return source
+        return at_column_zero(source, indent_at(file_text, node.span.start_byte))
+
+
+def _hidden(node: CodeNode, exclude: Sequence[str]) -> str | None:
+    """What is shown instead of a node in a file of ``secrets.exclude``."""
+    glob = secret_glob(node.file_path, exclude)
+    if glob is None:
+        return None
+    return f"(not shown: {node.file_path} matches secrets.exclude ({glob!r}))"
+
+
+def _slice(node: CodeNode, file_text: bytes | None) -> str:
+    """The node's text in its file's ``file_text`` ('' if unreadable)."""
+    if file_text is None:
+        return ""
+    return file_text[node.span.start_byte : node.span.end_byte].decode(
+        "utf-8", errors="replace"
+    )
 
 
 @dataclass
@@ -163,7 +177,9 @@ class AgentContext:
 
     def shown_own_source(self) -> str:
         """:meth:`own_source` at column 0, as the agent is shown it."""
-        return self.services.shown_source(self.node, self.own_source())
+        if self.base is not None and self.base.status == ProposalStatus.PENDING:
+            return self.services.shown_source(self.node, self.base.new_source)
+        return self.services.shown_source(self.node)  # the file read once
 
     def extend_deadline(self, seconds: float) -> None:
         """Do not count ``seconds`` (spent waiting for a person) against the run."""

@@ -54,7 +54,13 @@ MODEL_NICE = 10
 first when both want it (``local_server.py``)."""
 MODEL_PRIORITY = "idle"
 """``model.priority``'s default: Linux's ``SCHED_IDLE`` (``local_server.py``)."""
-STARTUP_TIMEOUT_S = 60.0
+STARTUP_STALL_S = 60.0
+"""Start-up fails when the model shows no progress (no CPU used, no log
+written) for this long: it is stuck, not slow."""
+STARTUP_LIMIT_S = 600.0
+"""Start-up fails after this long whatever it shows: loading 491 MB on a
+busy two-core machine took 50 s in a test run beside a busy suite, ten
+times that is a machine that cannot run it."""
 STOP_TIMEOUT_S = 10.0
 LOG_ROTATE_BYTES = 10 * 1024 * 1024
 
@@ -194,6 +200,22 @@ def default_threads() -> int:
     against 46 ms. On 2 idle cores, 2 threads generate ~20% faster.
     """
     return max(1, min(8, (os.cpu_count() or 2) - 1))
+
+
+def _progress(pid: int, log_path: Path) -> tuple[int, int]:
+    """What a starting model has done so far: its CPU ticks (Linux's
+    ``/proc``; 0 elsewhere) and its log's size. Any change is progress.
+    """
+    ticks = 0
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+        fields = stat.rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])  # utime + stime
+    try:
+        size = log_path.stat().st_size
+    except OSError:
+        size = 0
+    return ticks, size
 
 
 def _log_tail(path: Path, offset: int, lines: int = 20) -> str:
@@ -407,9 +429,22 @@ class LocalModel:
     async def _wait_until_ready(
         self, process: subprocess.Popen[bytes], address_file: Path, offset: int
     ) -> str:
-        """The child's address once ``/health`` answers; raises if it never does."""
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
+        """The child's address once ``/health`` answers; raises if it never
+        does: the child ended, stalled (:data:`STARTUP_STALL_S` without using
+        CPU or writing its log) or took :data:`STARTUP_LIMIT_S` in all.
+        """
+        started = time.monotonic()
+        progress = _progress(process.pid, self.log_path)
+        progressed = started
+        while (now := time.monotonic()) - progressed < STARTUP_STALL_S:
+            if now - started > STARTUP_LIMIT_S:
+                tail = _log_tail(self.log_path, offset)
+                raise LocalModelUnavailable(
+                    f"The local model was still starting after "
+                    f"{STARTUP_LIMIT_S:.0f} s. Last lines of {self.log_path}:\n{tail}"
+                )
+            if (seen := _progress(process.pid, self.log_path)) != progress:
+                progress, progressed = seen, now
             if process.poll() is not None:
                 raise LocalModelUnavailable(
                     f"The local model exited during start-up (code "
@@ -424,6 +459,7 @@ class LocalModel:
                     return address
             await asyncio.sleep(0.1)
         raise LocalModelUnavailable(
-            f"The local model did not answer within {STARTUP_TIMEOUT_S:.0f} s. "
+            f"The local model stopped making progress: it used no CPU and wrote "
+            f"nothing for {STARTUP_STALL_S:.0f} s while starting. "
             f"Last lines of {self.log_path}:\n{_log_tail(self.log_path, offset)}"
         )

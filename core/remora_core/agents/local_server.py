@@ -8,13 +8,14 @@ parent process is gone. Its stdout and stderr are the parent's log file.
 
 How it shares the CPU with the editor (``--threads``, ``--priority``; the
 settings ``model.threads`` and ``model.priority``): by default llama.cpp runs
-one thread less than the CPU count, and every thread of this process runs
-under Linux's ``SCHED_IDLE`` policy (``--priority idle``): a core goes to it
-only when nothing else there wants to run, so a keystroke's request preempts
-a token at once. Niceness alone (``low``: nice 10, the fallback where
-``SCHED_IDLE`` is missing) still lets a niced thread keep the core for part of
-a time slice. ``bench/storm.py --part model`` measures both: typing while the
-model generates, documentSymbol p95 against typing quietly.
+one thread less than the CPU count at nice 10 while the model loads, then
+every thread of this process under Linux's ``SCHED_IDLE`` policy
+(``--priority idle``): a core goes to it only when nothing else there wants
+to run, so a keystroke's request preempts a token at once. Niceness alone
+(``low``: nice 10, the fallback where ``SCHED_IDLE`` is missing) lets a
+niced thread keep the core for part of a time slice. ``bench/storm.py --part
+model`` measures both: typing while the model generates, documentSymbol p95
+against typing quietly.
 """
 
 from __future__ import annotations
@@ -92,11 +93,9 @@ PRIORITIES = ("idle", "low", "normal")
 
 
 def _lower_priority(priority: str, nice: int) -> None:
-    """Yield the CPU to the editor. Only the calling thread changes (Linux
-    schedules threads): call it before any other thread starts, and
-    llama.cpp's threads, started after, inherit it. A person typing while the
-    model generates on the same cores otherwise waits for it
-    (``bench/storm.py``).
+    """Yield the CPU to the editor: niceness, for the load and after. Only
+    the calling thread changes (Linux schedules threads): call it before any
+    other thread starts, and llama.cpp's threads, started after, inherit it.
     """
     if priority == "normal":
         return
@@ -105,12 +104,28 @@ def _lower_priority(priority: str, nice: int) -> None:
             os.nice(nice)  # also the fallback when SCHED_IDLE is refused
         except OSError as error:  # a sandbox may refuse it: run as we are
             log.info("could not lower the model's priority: %s", error)
+
+
+def _idle_every_thread(priority: str) -> None:
+    """Once the model is loaded, move every thread of this process to
+    ``SCHED_IDLE`` (Linux): a person typing while the model generates then
+    takes a core from it at once (``bench/storm.py``). Not before: loading
+    491 MB is a wait the first ask sits through, and a start-up that gets no
+    CPU on a busy machine would look stuck (``local.STARTUP_STALL_S``).
+    Threads started later inherit the policy from the thread starting them.
+    """
     idle = getattr(os, "SCHED_IDLE", None)
-    if priority == "idle" and idle is not None and hasattr(os, "sched_setscheduler"):
+    if priority != "idle" or idle is None or not hasattr(os, "sched_setscheduler"):
+        return
+    try:
+        threads = [int(name) for name in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]  # no /proc: this thread only
+    for thread in threads:
         try:
-            os.sched_setscheduler(0, idle, os.sched_param(0))
-        except OSError as error:
-            log.info("could not run the model under SCHED_IDLE: %s", error)
+            os.sched_setscheduler(thread, idle, os.sched_param(0))
+        except OSError as error:  # gone meanwhile, or refused by a sandbox
+            log.info("could not run thread %d under SCHED_IDLE: %s", thread, error)
 
 
 def _write_address(path: str, address: str) -> None:
@@ -182,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.monotonic()
     server = Server(_params(args))  # loads the model, serves in threads
+    _idle_every_thread(args.priority)
     address = server.listening_address
     log.info("ready at %s in %.2f s", address, time.monotonic() - started)
     if args.address_file:

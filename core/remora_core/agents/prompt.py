@@ -23,7 +23,7 @@ with its feedback — as one user message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remora_core.agents.fenced import (
     FENCED_CHANGE_RULES,
@@ -35,6 +35,8 @@ from remora_core.agents.project_rules import rules_part
 from remora_core.model import ProposalStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from remora_core.agents.bundles import Bundle
     from remora_core.agents.context import AgentContext
     from remora_core.events.models import Event
@@ -200,6 +202,8 @@ def describe_event(
                 f"Your proposed {shown}\n"
                 "Try again: make the tests pass and keep doing what was asked."
             )
+        if fields.get("members"):
+            return _members_rejected(rejected, fields)
         return (
             "A person rejected your proposed rewrite.\n"
             f"Their feedback: {fields['feedback'] or '(none given)'}\n"
@@ -223,6 +227,28 @@ def _rejected(proposal: Proposal | None) -> str:
         for member in proposal.members
     ]
     return "changes were:\n" + "\n".join(parts)
+
+
+def _members_rejected(proposal: Proposal | None, fields: Mapping[str, Any]) -> str:
+    """Part of a change set rejected: those members and the feedback; the
+    rest is still waiting for the person.
+    """
+    dropped = list(proposal.rejected_members) if proposal is not None else []
+    picked = [dropped[int(i)] for i in fields["members"] if 0 <= int(i) < len(dropped)]
+    shown = [
+        f"{member.path} ({member.kind}):\n```python\n{member.new_source}\n```"
+        for member in picked
+    ]
+    rest = len(proposal.members) if proposal is not None else 0
+    return (
+        f"A person rejected part of your change set {fields['proposal_id']}.\n"
+        f"Their feedback: {fields['feedback'] or '(none given)'}\n"
+        "The rejected changes were:\n" + "\n".join(shown) + "\n"
+        f"The other {rest} change(s) of the set still wait for the person's "
+        "decision: do not propose them again. Propose only what replaces the "
+        "rejected part, following the feedback (or nothing, if it asks for "
+        "nothing)."
+    )
 
 
 def only_own_edits(turn: Turn) -> bool:

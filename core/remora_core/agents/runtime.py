@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from remora_core.agents.bundles import BundleRegistry
+from remora_core.agents.collector_pace import pace_for_turns
 from remora_core.agents.context import AgentServices
 from remora_core.agents.extensions import ExtensionRegistry
 from remora_core.agents.memory import ChatMemory
@@ -215,6 +216,9 @@ class AgentRuntime:
             # objects) lives as long as the process. Frozen, the full
             # collections that a storm of turns sets off need not walk it.
             gc.freeze()
+            # Turns are about to run, many at once: collect the young objects
+            # less often (collector_pace.py).
+            pace_for_turns()
             return kernel
 
     def _last_typed(self) -> float:
@@ -238,10 +242,15 @@ class AgentRuntime:
             self.index.tasks.spawn(self.review.document_changed(path), name="staleness")
 
     def file_moved(self, old: str, new: str) -> None:
-        """A file was renamed: its proposals follow it."""
-        self.index.tasks.spawn(
-            self.services.proposals.move_file(old, new), name="move proposals"
-        )
+        """A file was renamed: its proposals follow it; a change set with a
+        member in it goes stale (its edits name the old file).
+        """
+        self.index.tasks.spawn(self._moved(old, new), name="move proposals")
+
+    async def _moved(self, old: str, new: str) -> None:
+        await self.services.proposals.move_file(old, new)
+        if not self.following:
+            await self.review.files_moved(old, new)
 
     async def forget(self, agent_id: str) -> None:
         """Clear an agent's chat history, key-value memory and overlay."""

@@ -283,6 +283,9 @@ class RewriteRejected(BaseEvent, frozen=True):
     by: Literal["person", "tests"] = "person"
     """``tests``: the project's tests failed with it; the feedback is their
     output (``review.run_tests``)."""
+    members: list[int] = Field(default_factory=list)
+    """Part of a change set was rejected, the rest stays pending: these
+    indices of its ``rejected_members`` (empty: the whole proposal)."""
 
 
 class ProposalChecked(BaseEvent, frozen=True):

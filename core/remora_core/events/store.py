@@ -562,6 +562,25 @@ class EventStore:
             ]
         return found
 
+    async def of_correlation(
+        self, correlation_id: str, event_type: str, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """The events of one type in one cascade, oldest first."""
+        found = await self._select(
+            "correlation_id = ? AND type = ?",
+            (correlation_id, event_type),
+            limit,
+            False,
+        )
+        if found is None:
+            found = [
+                s
+                for s in self._memory
+                if s.event.correlation_id == correlation_id
+                and s.event.type == event_type
+            ][:limit]
+        return found
+
     async def for_correlation(
         self, correlation_id: str, limit: int = 1000
     ) -> list[StoredEvent]:

@@ -2,7 +2,7 @@
 
 Every kind of proposal (``rewrite``, ``new_node``, ``revert``, ``new_file``,
 ``change_set``) goes through these same commands and ids; ``members`` accepts
-part of a change set (DESIGN §15).
+or rejects part of a change set (DESIGN §15).
 
 Accepting goes through the door's editor (an open buffer through the person's
 editor, else the file on disk) and is verified before it is recorded
@@ -55,6 +55,14 @@ class RejectArgs(ProposalArgs):
         default=True,
         description="false: record the rejection, the agent does not retry",
     )
+    members: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None,
+        max_length=MAX_BATCH,
+        description="a change set's members to reject (indices of its "
+        "``members``); the rest stays pending. Refused, naming them, when a "
+        "member left in needs one of these (``depends_on``): name them too, "
+        "or reject the whole set. None: the whole proposal",
+    )
 
 
 class ProposalsArgs(FileArgs):
@@ -85,7 +93,7 @@ async def proposal_reject(app: RemoraApp, a: RejectArgs, door: Door) -> Any:
     the agent tries again with it.
     """
     run_id = await app.proposals.reject(
-        a.proposal_id, a.feedback, retry=a.retry, editor=door.editor
+        a.proposal_id, a.feedback, retry=a.retry, editor=door.editor, members=a.members
     )
     return {"run_id": run_id}
 

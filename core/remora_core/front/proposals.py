@@ -28,7 +28,11 @@ from remora_core.front.errors import (
     NotFound,
 )
 from remora_core.model import ProposalStatus
-from remora_core.review.change_sets import describe, refuse_partial
+from remora_core.review.change_sets import (
+    describe,
+    refuse_partial,
+    refuse_rejecting,
+)
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
 from remora_core.review.hidden_chars import note, reveal
@@ -311,11 +315,14 @@ class Proposals:
         *,
         retry: bool = True,
         editor: Editor | None = None,
+        members: list[int] | None = None,
     ) -> str | None:
         """Reject a proposal with feedback; the run id of the agent's retry.
 
         ``feedback`` None asks the person through the editor first.
         ``retry=False``: only record it (the agent does not run again; None).
+        ``members``: only those members of a change set (the rest stays
+        pending; all of them: the set).
         """
         parts = await self._startup.parts()
         proposal = self.find(ref)
@@ -324,16 +331,56 @@ class Proposals:
             raise InvalidArguments(
                 f"proposal {proposal.id} is already {proposal.status}"
             )
+        chosen: tuple[int, ...] | None = None
+        if members is not None:
+            try:
+                chosen = refuse_rejecting(proposal, members)
+            except ValueError as problem:
+                raise InvalidArguments(str(problem)) from None
+            if len(chosen) == len(proposal.members):
+                chosen = None  # every member: the set as a whole
         if proposal.kind == "revert":  # no agent made it: none tries again
             retry, feedback = False, feedback or ""
         if feedback is None:
             feedback = await self._ask_feedback(proposal, editor or self.editor)
+        review = parts.agents.review
         try:
-            return await parts.agents.review.reject(
-                proposal, feedback, reserve=parts.swarm.runner.reserve, retry=retry
+            if chosen is None:
+                return await review.reject(
+                    proposal, feedback, reserve=parts.swarm.runner.reserve, retry=retry
+                )
+            updated, run_id = await review.reject_members(
+                proposal,
+                chosen,
+                feedback,
+                anchor=self._home(proposal),
+                reserve=parts.swarm.runner.reserve,
+                retry=retry,
             )
         except ProposalError as error:  # decided while the person wrote feedback
             raise InvalidArguments(str(error)) from None
+        except NotApplicable as problem:
+            raise CannotApply(problem.reason) from None
+        await self._test_again(updated)
+        return run_id
+
+    def _home(self, proposal: Proposal) -> str | None:
+        """The file of the node that asked for ``proposal``."""
+        node = self._index.graph.get(proposal.node_id)
+        return node.file_path if node is not None else proposal.anchor_path
+
+    async def _test_again(self, proposal: Proposal) -> None:
+        """A set that lost members: its tests run again with the rest."""
+        parts = self._startup.now()
+        verifier = parts.agents.services.verifier if parts is not None else None
+        if verifier is None or proposal.check("tests") is None:
+            return
+        check = verifier.first_check(proposal)
+        if check is None:
+            return
+        await self._store.set_check(proposal.id, check)
+        if check.status == "running":
+            verifier.submit(proposal)
 
     async def _ask_feedback(self, proposal: Proposal, editor: Editor) -> str:
         question = Question(

@@ -368,6 +368,8 @@ class CodeIndex:
             self.writes.dirty.add(path)
         self._imports.pop(path, None)
         self.text_watch.changed(path)
+        if update is not None:  # pending proposals on it may be stale now
+            self.listener.nodes_changed(path)
         return update
 
     def skip(self, path: str, reason: str) -> FileUpdate | None:

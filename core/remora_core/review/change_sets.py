@@ -17,11 +17,22 @@ the edits of (part of) a set against the current texts:
   nothing;
 - member ``i`` depends on member ``j`` when ``i``'s new text uses a name
   ``j`` defines (a function ``j`` adds or rewrites, the module of a file ``j``
-  creates): a partial accept must take both or neither.
+  creates): a partial accept must take both or neither;
+- rejecting part of a set (:func:`refuse_rejecting`, :func:`without`) drops
+  those members and keeps the rest pending, to be accepted as one later.
+  Rejecting a member that others need is **refused**, naming them — never
+  widened behind the person's back: the person may reject them together by
+  naming them too (``members: [i, j]``), or reject the whole set. Rejecting
+  a member that needs others is fine (what it needed stays, unused). Every
+  member is rejected: the set is rejected as a whole.
+
+Texts for a person number members from 1, as the editors show them; the
+``members`` arguments and ``depends_on`` pairs are indices (from 0).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 from typing import TYPE_CHECKING
@@ -272,24 +283,97 @@ def dependencies(members: Sequence[Member]) -> tuple[tuple[int, int], ...]:
 
 def refuse_partial(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ...]:
     """The members to accept, sorted; ValueError saying why a part may not be."""
+    picked = _picked(proposal, chosen, "accept")
+    for i, j in proposal.depends_on:
+        if i in picked and j not in picked:
+            raise ValueError(
+                f"member {_said(proposal, i)} needs member {_said(proposal, j)}: "
+                "accept both, or neither"
+            )
+    return picked
+
+
+def refuse_rejecting(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ...]:
+    """The members to reject, sorted; ValueError naming the members that
+    need one of them (reject those too, or the whole set).
+    """
+    picked = _picked(proposal, chosen, "reject")
+    needing: dict[int, list[int]] = {}
+    for i, j in proposal.depends_on:
+        if j in picked and i not in picked:
+            needing.setdefault(j, []).append(i)
+    if needing:
+        j, users = next(iter(sorted(needing.items())))
+        others = sorted({i for found in needing.values() for i in found})
+        together = _numbers(sorted({*picked, *others}))
+        raise ValueError(
+            f"member {_said(proposal, j)} is needed by "
+            + ", ".join(f"member {_said(proposal, i)}" for i in sorted(users))
+            + f": reject members {together} together, or the whole set"
+        )
+    return picked
+
+
+def _picked(proposal: Proposal, chosen: Iterable[int], verb: str) -> tuple[int, ...]:
+    """``chosen`` sorted, once each; ValueError when it names no member."""
     picked = tuple(sorted(set(chosen)))
     count = len(proposal.members)
     if proposal.kind != "change_set":
         raise ValueError("only a change set has members to choose from")
     if not picked:
-        raise ValueError("choose at least one member of the change set")
+        raise ValueError(f"choose at least one member of the change set to {verb}")
     bad = [i for i in picked if not 0 <= i < count]
     if bad:
         raise ValueError(
-            f"the change set has members 0 to {count - 1}; there is no member {bad[0]}"
+            f"the change set has members 1 to {count}; there is no member {bad[0] + 1}"
         )
-    for i, j in proposal.depends_on:
-        if (i in picked) != (j in picked) and i in picked:
-            raise ValueError(
-                f"member {i} ({_label(proposal.members[i])}) needs member {j} "
-                f"({_label(proposal.members[j])}): accept both, or neither"
-            )
     return picked
+
+
+def _said(proposal: Proposal, index: int) -> str:
+    """``2 (rewrite make_item)``: a member as a person sees it, from 1."""
+    return f"{index + 1} ({_label(proposal.members[index])})"
+
+
+def _numbers(indices: Sequence[int]) -> str:
+    """``1, 2 and 3``: members counted from 1."""
+    said = [str(i + 1) for i in indices]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def without(
+    proposal: Proposal,
+    dropped: Iterable[int],
+    read_text: Callable[[str], bytes | None],
+    anchor: str | None,
+) -> Proposal:
+    """``proposal`` (a pending set) without the ``dropped`` members: the rest
+    renumbered with their dependencies, its diff redone, the dropped ones
+    kept in ``rejected_members``; ``anchor``: the asking node's file (where
+    the set stays shown when none of the rest is there).
+    """
+    gone = set(dropped)
+    kept = [i for i in range(len(proposal.members)) if i not in gone]
+    renumbered = {old: new for new, old in enumerate(kept)}
+    members = tuple(proposal.members[i] for i in kept)
+    paths = {m.path for m in members}
+    return dataclasses.replace(
+        proposal,
+        file_path=members[0].path,
+        base_hash=members[0].base_hash,
+        diff=set_diff(members, read_text),
+        members=members,
+        depends_on=tuple(
+            (renumbered[i], renumbered[j])
+            for i, j in proposal.depends_on
+            if i in renumbered and j in renumbered
+        ),
+        anchor_path=anchor if anchor is not None and anchor not in paths else None,
+        rejected_members=(
+            *proposal.rejected_members,
+            *(proposal.members[i] for i in sorted(gone)),
+        ),
+    )
 
 
 def _label(member: Member) -> str:
@@ -321,7 +405,7 @@ def plan_members(
                 raise Stale(f"{member.path} exists now")
             before = b""
         elif text is None:
-            raise Stale(f"{member.path} cannot be read (deleted?)")
+            raise Stale(f"{member.path} was deleted since the change set was made")
         elif text_hash(text) != member.base_hash and not held(member.path, text):
             raise Stale(f"{member.path} changed since the change set was made")
         else:
@@ -364,7 +448,11 @@ def set_diff(
             continue
         before = read_text(path) or b""
         after = before
-        for member in sorted(mine, key=lambda m: m.start_byte, reverse=True):
+        # From the end back; two definitions added at one place go in the
+        # order given (``reverse=True`` would keep ties in order and so put
+        # the later one first).
+        in_order = sorted(mine, key=lambda m: (m.start_byte, m.end_byte))
+        for member in reversed(in_order):
             new = member.new_source.encode("utf-8")
             after = after[: member.start_byte] + new + after[member.end_byte :]
         parts.append(

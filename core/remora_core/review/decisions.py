@@ -20,7 +20,10 @@ and checks what landed:
   again with the feedback and the rejected source. It takes the same decision
   lock as accepting (:meth:`Review.deciding`): an accept and a reject of one
   proposal arriving together never both act — the second finds the first's
-  decision, and the record matches the buffer.
+  decision, and the record matches the buffer. :meth:`Review.reject_members`
+  rejects part of a change set the same way: those members leave the set
+  (which stays pending, its diff redone) and the agent gets the feedback
+  with the rejected members only.
 - :meth:`Review.expect` writes down the text a planned edit produces before an
   editor may apply it (a code action carrying the edit, or the accept command
   sending it). Until the acceptance is recorded, :meth:`Review.recover` (at
@@ -46,7 +49,7 @@ from remora_core.events.models import (
     RewriteStale,
 )
 from remora_core.model import NodeStatus, ProposalStatus
-from remora_core.review.change_sets import Stale, plan_members
+from remora_core.review.change_sets import Stale, plan_members, without
 from remora_core.review.edits import FileEdit, PlannedEdit
 from remora_core.review.proposals import ProposalError, text_hash
 
@@ -336,6 +339,56 @@ class Review:
         await self.emit(event)
         return run_id
 
+    async def reject_members(
+        self,
+        proposal: Proposal,
+        members: tuple[int, ...],
+        feedback: str,
+        *,
+        anchor: str | None,
+        reserve: Callable[[str], str] | None = None,
+        retry: bool = True,
+    ) -> tuple[Proposal, str | None]:
+        """Reject ``members`` of a pending set (checked by the caller against
+        its ``depends_on``): the set without them, still pending, and the run
+        id of the agent's retry. The agent's ``rewrite_rejected`` names the
+        rejected members (indices of the set's ``rejected_members``).
+        :class:`ProposalError` if the set was decided meanwhile;
+        :class:`NotApplicable` (the set now ``stale``) if a file changed.
+        """
+        async with self.deciding(proposal.id):
+            current = self.services.proposals.get(proposal.id)
+            if current is None or current.status != ProposalStatus.PENDING:
+                state = "gone" if current is None else current.status
+                raise ProposalError(f"proposal {proposal.id} is already {state}")
+            if current.members != proposal.members:
+                raise ProposalError(
+                    f"the members of {proposal.id} changed meanwhile; look again"
+                )
+            try:  # the rest's diff is redone against the current texts
+                self.plan_files(current, remember=False)
+            except NotApplicable as problem:
+                if problem.stale:
+                    await self.stale(current, problem.reason)
+                raise
+            before = len(current.rejected_members)
+            updated = without(current, members, self.services.read_text, anchor)
+            updated = await self.services.proposals.replace_members(updated)
+            self.expected.pop(proposal.id, None)
+            self._written.pop(proposal.id, None)
+            self.unfinished.discard(proposal.id)
+        event = RewriteRejected(
+            agent_id=proposal.node_id,
+            to_agent=proposal.node_id if retry else None,
+            proposal_id=proposal.id,
+            node_id=proposal.node_id,
+            feedback=feedback,
+            members=list(range(before, len(updated.rejected_members))),
+        )
+        run_id = reserve(event.id) if reserve is not None and retry else None
+        await self.emit(event)
+        return updated, run_id
+
     async def stale(self, proposal: Proposal, reason: str) -> None:
         """Mark ``proposal`` stale (it will never be applied)."""
         try:
@@ -351,6 +404,30 @@ class Review:
                 reason=reason,
             )
         )
+
+    async def files_moved(self, old: str, new: str) -> list[str]:
+        """Mark stale the pending change sets with a member in the renamed
+        file (or folder) ``old``: their edits were made for a file that is
+        gone, never applied elsewhere. Their ids.
+        """
+        prefix = old.rstrip("/") + "/"
+        became_stale: list[str] = []
+        for proposal in self.services.proposals.pending():
+            for member in proposal.members:
+                if member.path == old:
+                    target = new
+                elif member.path.startswith(prefix):
+                    target = new.rstrip("/") + "/" + member.path[len(prefix) :]
+                else:
+                    continue
+                reason = (
+                    f"{member.path} was renamed to {target} since the change "
+                    "set was made"
+                )
+                await self.stale(proposal, reason)
+                became_stale.append(proposal.id)
+                break
+        return became_stale
 
     async def document_changed(self, path: str) -> list[str]:
         """Mark stale the pending proposals of ``path`` whose node changed (an

@@ -60,7 +60,13 @@ RECENT = 200
 """Decided proposals kept in memory (all pending ones are)."""
 
 
-_PARTS = ("members", "depends_on", "anchor_path", "accepted_members")
+_PARTS = (
+    "members",
+    "depends_on",
+    "anchor_path",
+    "accepted_members",
+    "rejected_members",
+)
 """Fields stored together as JSON in the ``parts`` column."""
 
 
@@ -150,6 +156,9 @@ class Proposal:
     a change set's): where the proposal's diagnostic and actions are."""
     accepted_members: tuple[int, ...] | None = None
     """The members an accepted change set applied (None: all of them)."""
+    rejected_members: tuple[Member, ...] = ()
+    """Members a person rejected one by one, no longer in :attr:`members`
+    (the rest of the set stayed pending; ``change_sets.without``)."""
 
     def __post_init__(self) -> None:
         if type(self.status) is not ProposalStatus:  # a row, or a caller's string
@@ -194,6 +203,7 @@ class Proposal:
                 if self.accepted_members is not None
                 else None
             ),
+            "rejected_members": [dataclasses.asdict(m) for m in self.rejected_members],
         }
 
     @classmethod
@@ -213,6 +223,13 @@ class Proposal:
             if m is not None
         )
         accepted = extra.get("accepted_members")
+        rejected = tuple(
+            m
+            for m in (
+                Member.from_json(item) for item in extra.get("rejected_members") or []
+            )
+            if m is not None
+        )
         return cls(
             *fields,
             checks=tuple(c for c in parsed if c is not None),
@@ -226,6 +243,7 @@ class Proposal:
             accepted_members=tuple(int(i) for i in accepted)
             if isinstance(accepted, list)
             else None,
+            rejected_members=rejected,
         )
 
     def check(self, name: str) -> Check | None:
@@ -460,6 +478,37 @@ class ProposalStore:
 
             await self.database.transaction(work, "recording a decision")
         return decided
+
+    async def replace_members(self, updated: Proposal) -> Proposal:
+        """Keep ``updated`` — a pending set with fewer members (some were
+        rejected) — in place of the stored one; ProposalError if that is no
+        longer pending.
+        """
+        current = self._by_id.get(updated.id)
+        if current is None or current.status != ProposalStatus.PENDING:
+            state = "gone" if current is None else current.status
+            raise ProposalError(f"proposal {updated.id} is already {state}")
+        self._remember(updated)
+        if self.database is not None:
+            row = updated.to_row()
+            values = dict(zip((*_BASE, "checks", "parts"), row, strict=True))
+
+            def work(db: sqlite3.Connection) -> None:
+                db.execute(
+                    "UPDATE proposals SET file_path = ?, base_hash = ?, diff = ?, "
+                    "checks = ?, parts = ?, accepting = NULL WHERE id = ?",
+                    (
+                        values["file_path"],
+                        values["base_hash"],
+                        values["diff"],
+                        values["checks"],
+                        values["parts"],
+                        updated.id,
+                    ),
+                )
+
+            await self.database.transaction(work, "rejecting members of a set")
+        return updated
 
     async def set_check(self, proposal_id: str, check: Check) -> Proposal | None:
         """Put ``check`` on a pending proposal (replacing its check of the same

@@ -1136,6 +1136,23 @@ function S.sets(t)
   t.observe('member_alone_note', t.wait('the member refused alone', function()
     return notified(t, 'not accepted: 1. pkg/service.py · order needs')
   end, 5000))
+  -- Rejecting the new module alone would leave order and make_item calling
+  -- what is not there: refused by the server, naming them; nothing changes.
+  api.nvim_set_current_win(win)
+  t.cursor_to('## 3. ')
+  -- The view is drawn again after the answer (set_lines: a new changedtick).
+  local drawn = api.nvim_buf_get_changedtick(api.nvim_win_get_buf(win))
+  api.nvim_feedkeys('r', 'x', false)
+  t.observe('member_needed_note', t.wait('the member refused rejected alone', function()
+    return notified(t, 'not rejected: ')
+  end, RUN_MS))
+  t.wait('the set view shown again, whole', function()
+    local lines, shown = t.window_lines('^remora://set/' .. set_id)
+    return lines
+      and api.nvim_buf_get_changedtick(api.nvim_win_get_buf(shown)) > drawn
+      and vim.tbl_contains(lines, '## 3. pkg/currency.py (new file, +5)')
+  end, RUN_MS)
+  win = select(2, t.window_lines('^remora://set/' .. set_id))
   local models = vim.fn.bufadd('pkg/models.py')
   vim.fn.bufload(models)
   t.observe('before', { service = t.text(service), models = t.text(models) })
@@ -1173,6 +1190,56 @@ function S.sets(t)
   t.wait('the run with the feedback', function()
     return #t.events('agent_completed', { agent_id = asker }) > runs
   end, RUN_MS)
+
+  -- 3b. One member rejected with feedback (`r` on its heading): the view
+  -- shows the set without it; `A` then accepts the rest, the member's file
+  -- never created.
+  api.nvim_set_current_win(source)
+  local partial, partial_asker = ask_order(t, service, 'SETS_MEMBER_SET please')
+  to_entry(t, partial)
+  vim.cmd('RemoraDiff')
+  t.wait('the partly rejected set view', function()
+    return t.window_lines('^remora://set/' .. partial)
+  end, RUN_MS)
+  local _, partial_win = t.window_lines('^remora://set/' .. partial)
+  api.nvim_set_current_win(partial_win)
+  t.cursor_to('## 3. ')
+  local partial_runs = #t.events('agent_completed', { agent_id = partial_asker })
+  api.nvim_feedkeys('r', 'x', false)
+  t.observe('member_rejected_note', t.wait('the member said rejected', function()
+    return notified(t, 'the rest of the set stays pending')
+  end, RUN_MS))
+  t.observe('member_rejected_event', t.wait('the member rejected', function()
+    return t.events('rewrite_rejected', { proposal_id = partial })[1]
+  end, RUN_MS))
+  t.wait('the run with the member feedback', function()
+    return #t.events('agent_completed', { agent_id = partial_asker }) > partial_runs
+  end, RUN_MS)
+  local rest_view = t.wait('the view without the member', function()
+    local lines = t.window_lines('^remora://set/' .. partial)
+    if not lines then
+      return false
+    end
+    for _, line in ipairs(lines) do
+      if line:find('^## 3%. ') then
+        return false
+      end
+    end
+    return lines
+  end, RUN_MS)
+  t.observe('member_rest_view', rest_view)
+  t.observe('member_rates_exists_after_reject', vim.uv.fs_stat('pkg/audit_rates.py') ~= nil)
+  local _, rest_win = t.window_lines('^remora://set/' .. partial)
+  api.nvim_set_current_win(rest_win)
+  api.nvim_feedkeys('A', 'x', false)
+  t.wait('the rest accepted', function()
+    return #t.events('rewrite_applied', { proposal_id = partial }) > 0
+  end, RUN_MS)
+  t.observe('member_rest_after', {
+    service = t.text(service),
+    models = t.text(models),
+    rates_exists = vim.uv.fs_stat('pkg/audit_rates.py') ~= nil,
+  })
 
   -- 4. A set whose document the person edits before accepting.
   api.nvim_set_current_win(source)

@@ -104,7 +104,8 @@ local DETAILS = {
     return field(e, 'proposal_id')
   end,
   rewrite_rejected = function(e)
-    return field(e, 'proposal_id') .. ' ' .. field(e, 'feedback')
+    local part = type(e.members) == 'table' and #e.members > 0 and 'member of ' or ''
+    return part .. field(e, 'proposal_id') .. ' ' .. field(e, 'feedback')
   end,
   rewrite_stale = function(e)
     return field(e, 'proposal_id') .. ' ' .. field(e, 'reason')

@@ -2,7 +2,10 @@
 --- and a set's view — the set's summary and checks, then each member's file,
 --- what it needs and its diff — with keys to accept all of it (`A`), accept
 --- only the member under the cursor (`a`, or `3a` for member 3), reject it
---- with feedback (`R`) and close (`q`). Members are numbered from 1, as shown.
+--- with feedback (`R`), reject only the member under the cursor with
+--- feedback (`r`, or `3r`: the rest stays pending; refused, naming them, when
+--- other members need it) and close (`q`). Members are numbered from 1, as
+--- shown.
 local M = {}
 
 local api = vim.api
@@ -155,7 +158,7 @@ function M.lines(p, proposal_id)
   if type(p.depends_on) == 'table' and #p.depends_on > 0 then
     table.insert(lines, '# members that need others are accepted together with them')
   end
-  table.insert(lines, '# A accept all · a accept the member under the cursor ([N]a: member N) · R reject with feedback · q close')
+  table.insert(lines, '# A accept all · a accept the member under the cursor ([N]a: member N) · R reject with feedback · r reject only the member under the cursor ([N]r) · q close')
   local starts = {}
   for i, m in ipairs(p.members or {}) do
     table.insert(lines, '')
@@ -236,6 +239,39 @@ function M.reject(client, proposal_id, feedback, done)
   vim.ui.input({ prompt = 'What should the set do differently? ' }, send)
 end
 
+--- Reject only member `n` (1-based) of set `proposal_id` with feedback (asked
+--- when not given); the rest stays pending. `done(rejected)` after.
+--- @param client vim.lsp.Client
+--- @param p table
+--- @param proposal_id string
+--- @param n integer
+--- @param feedback string?
+--- @param done fun(rejected: boolean)?
+function M.reject_member(client, p, proposal_id, n, feedback, done)
+  local label = string.format('%d. %s', n, M.member_label(p.members[n] or {}))
+  local function send(text)
+    if type(text) ~= 'string' or text == '' then
+      return -- the person cancelled the prompt
+    end
+    local argument = { proposal_id = proposal_id, members = { n - 1 }, feedback = text }
+    server().execute(client, 'remora.proposal.reject', argument, function()
+      server().notify(string.format('rejected %s of %s; the rest of the set stays pending', label, proposal_id))
+      if done then
+        done(true)
+      end
+    end, function(message)
+      warn(string.format('not rejected: %s', message))
+      if done then
+        done(false)
+      end
+    end)
+  end
+  if feedback and feedback ~= '' then
+    return send(feedback)
+  end
+  vim.ui.input({ prompt = string.format('Why reject %s? ', label) }, send)
+end
+
 --- Show set `proposal_id` (its diff answer `p`) in the scratch buffer
 --- remora://set/<id>, with its keys.
 --- @param client vim.lsp.Client
@@ -281,6 +317,21 @@ function M.show(client, proposal_id, p)
   map('R', function()
     M.reject(client, proposal_id, nil, closed_after)
   end, 'Remora: reject the change set, with feedback')
+  map('r', function()
+    local n = vim.v.count > 0 and vim.v.count or member_at(starts, api.nvim_win_get_cursor(0)[1])
+    if not n or not p.members[n] then
+      return warn('no member there: move to a member, or give its number (2r)')
+    end
+    M.reject_member(client, p, proposal_id, n, nil, function()
+      refresh()
+      -- The set as it is now: without that member (or as it was, refused).
+      server().execute(client, 'remora.proposal.diff', { proposal_id = proposal_id }, function(now)
+        if type(now) == 'table' and api.nvim_buf_is_valid(buf) then
+          M.show(client, proposal_id, now)
+        end
+      end)
+    end)
+  end, 'Remora: reject only this member of the change set, with feedback')
   return buf
 end
 

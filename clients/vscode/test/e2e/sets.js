@@ -10,6 +10,9 @@
  *    item with its members, a member's diff, the whole set's diff, a member
  *    that needs others refused alone, then Accept All → all three changed;
  * 3. a set rejected with feedback (the model's next request carries it);
+ *    then a set whose new file is rejected alone ("Reject Only This
+ *    Member…" on its item, with feedback): the set lists the two members
+ *    left, and Accept All lands them without the file;
  * 4. a set one of whose documents the person edits first → Accept All applies
  *    nothing, says stale; the view shows it stale (why) until dismissed.
  *
@@ -124,6 +127,8 @@ exports.run = async function run(api, observed, step, { until, snapshot: suiteSn
 
   // Accepting `order` alone would leave code that calls what is not there: refused, saying why.
   s.memberAlone = await vscode.commands.executeCommand("remora.acceptMember", { proposal_id: setId, member: 0 });
+  // Rejecting the new module alone would leave the others calling what is not there: refused, naming them.
+  s.memberNeeded = await vscode.commands.executeCommand("remora.rejectMember", { proposal_id: setId, member: 2, feedback: "not this one" });
   s.before = { service: serviceDoc.getText(), models: modelsDoc.getText() };
   const setItem = proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === setId);
   s.accepted = await vscode.commands.executeCommand("remora.acceptChangeSet", setItem);
@@ -142,6 +147,27 @@ exports.run = async function run(api, observed, step, { until, snapshot: suiteSn
   await until("the run after the rejection", () => events("agent_completed", { run_id: s.rejected && s.rejected.run_id }).length > 0, 60000);
   s.rejectedEvent = events("rewrite_rejected", { proposal_id: rejectedId })[0];
   step("sets: rejected");
+
+  // 3b. One member rejected from its item, with feedback; the rest accepted after.
+  const menus = vscode.extensions.getExtension("remora.remora").packageJSON.contributes.menus["view/item/context"];
+  const commands = vscode.extensions.getExtension("remora.remora").packageJSON.contributes.commands;
+  s.memberMenu = menus
+    .filter((m) => m.when.includes("viewItem == changeSetMember"))
+    .map((m) => (commands.find((c) => c.command === m.command) || {}).title);
+  const partialId = await ask("SETS_MEMBER_SET please");
+  const partialItem = proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === partialId);
+  const memberItem = proposals.getChildren(partialItem).find((e) => e.kind === "member" && e.member === 2);
+  s.memberRejected = await vscode.commands.executeCommand("remora.rejectMember", { ...memberItem, feedback: "SETS_FEEDBACK keep the rates where they are" });
+  await until("the run after the member's rejection", () => events("agent_completed", { run_id: s.memberRejected && s.memberRejected.run_id }).length > 0, 60000);
+  s.memberRejectedEvent = events("rewrite_rejected", { proposal_id: partialId })[0];
+  await proposals.refresh();
+  s.memberView = describeTree(proposals).filter((r) => r.kind === "member" || (r.kind === "changeSet" && r.label.startsWith("Change set: audit")));
+  s.memberRatesAfterReject = fs.existsSync(file("pkg/audit_rates.py").fsPath);
+  const restItem = proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === partialId);
+  s.memberRestAccepted = await vscode.commands.executeCommand("remora.acceptChangeSet", restItem);
+  await until("the rest's acceptance recorded", () => events("rewrite_applied", { proposal_id: partialId }).length > 0, 30000);
+  s.memberRestAfter = { service: serviceDoc.getText(), models: modelsDoc.getText(), ratesExists: fs.existsSync(file("pkg/audit_rates.py").fsPath) };
+  step("sets: one member rejected");
 
   // 4. A set whose document the person edits before accepting: nothing applied, stale.
   const staleId = await ask("SETS_STALE_SET please");

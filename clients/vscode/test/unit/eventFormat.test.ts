@@ -117,3 +117,8 @@ test("one refusal naming many agents says how many", () => {
   });
   assert.match(line, /rm_1 and 2 others not started \(turn budget\)/);
 });
+
+test("a member of a change set rejected says so", () => {
+  const line = describeEvent({ type: "rewrite_rejected", id: "ev_x", seq: 1, timestamp: 1, proposal_id: "pr_1", node_id: "rm_1", feedback: "keep it", by: "person", members: [0] });
+  assert.match(line, /^a member of pr_1 rejected by you: “keep it”$/);
+});

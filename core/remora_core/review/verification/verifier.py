@@ -220,6 +220,9 @@ class Verifier:
             if current is None or current.status != ProposalStatus.PENDING:
                 return
             check, details = await self._run(proposal, ids)
+        current = self.services.proposals.get(proposal.id)
+        if current is not None and current.members != proposal.members:
+            return  # members were rejected meanwhile: the rest's run decides
         updated = await self.services.proposals.set_check(proposal.id, check)
         if updated is None:
             return  # decided meanwhile: its decision stands
