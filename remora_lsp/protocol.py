@@ -21,6 +21,11 @@ Messages for the person (:data:`SCRUBBED`: ``showMessage``, ``logMessage``,
 here, the one place they all pass (``remora_core.redact``). ``remora/event``
 carries events the engine already scrubbed; results are not touched (a
 proposal's text must reach the editor exactly as it is).
+
+Every message from the editor pauses the embedded model until it is handled
+and, for a request, answered (``remora_core/agents/model_pause.py``): this
+class sees all of them, and only them — the CLI, MCP and the dashboard reach
+the engine by other doors and never pause the model.
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ import pydantic_core
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
+from remora_core.agents.local import editor_pausable
+from remora_core.agents.model_pause import ModelPause
 from remora_core.redact import scrub_json
 
 from remora_lsp.pygls_private import converter, includes_headers
@@ -105,6 +113,11 @@ class RemoraProtocol(LanguageServerProtocol):
     messages it shows the person.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model_pause = ModelPause(editor_pausable)
+        """Stops the embedded model while the editor's messages are handled."""
+
     def _scrubbed(self, method: str, params: Any) -> Any:
         if method not in SCRUBBED or params is None:
             return params
@@ -127,6 +140,15 @@ class RemoraProtocol(LanguageServerProtocol):
         )
 
     def _send_response(self, msg_id, result=None, error=None):
+        """Send the answer, then let the paused model go on (once nothing
+        else from the editor is pending).
+        """
+        try:
+            self._send_answer(msg_id, result, error)
+        finally:
+            self.model_pause.answered(msg_id)
+
+    def _send_answer(self, msg_id, result=None, error=None):
         """Send plain-JSON results without cattrs; everything else as usual."""
         if error is None and isinstance(result, PlainJson) and self.writer is not None:
             # Serialised in Rust (pydantic-core): for a 6k-line file's outline the
@@ -209,7 +231,12 @@ class RemoraProtocol(LanguageServerProtocol):
         message = self._structure_top_level(message)
         if isinstance(message, _Dropped):
             return
-        super().handle_message(message)
+        request = isinstance(message, RPCRequest)
+        self.model_pause.arrived(message.id if request else None)
+        try:
+            super().handle_message(message)
+        finally:
+            self.model_pause.handled()
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):

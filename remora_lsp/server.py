@@ -29,6 +29,7 @@ from remora_lsp.pygls_private import stop_transport
 from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
+    from remora_core.agents.model_pause import ModelPause
     from remora_core.front.app import RemoraApp
 
 log = logging.getLogger(__name__)
@@ -94,5 +95,15 @@ class RemoraLanguageServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def shutdown(self) -> None:
-        """Stop the transport without waiting for the thread blocked on stdin."""
+        """Stop the transport without waiting for the thread blocked on stdin;
+        let a paused model go on.
+        """
+        self.model_pause.close()
         stop_transport(self)
+
+    @property
+    def model_pause(self) -> ModelPause:
+        """Stops the embedded model while the editor's messages are handled."""
+        protocol = self.protocol
+        assert isinstance(protocol, RemoraProtocol)  # protocol_cls above
+        return protocol.model_pause

@@ -135,6 +135,14 @@ class ModelSettings(_Section):
     editor and this server take a core from it at once; your own busy
     programs slow it most (and more threads than cores − 1 wait for each
     other). ``low``: niceness 10. ``normal``: as this server."""
+    pause_for_editor: Literal["generating", "always", "off"] = "generating"
+    """Stop the embedded model for the moment the server answers a message
+    from the editor (at most 0.1 s at a time, and at most half the time
+    beyond a 2 s burst): a stopped model shares neither the CPU's caches nor
+    its memory bandwidth with the answer. ``generating``: only while it
+    answers an agent (stopping an idle model costs a wake-up of each of its
+    threads). ``always``: whenever it runs. ``off``: never. Other doors
+    (CLI, MCP, dashboard) never pause it."""
     preload: bool = True
     """Get the first ask's waits out of its way once the project is indexed:
     import the agent kernel and, when agents use the embedded model, start it

@@ -186,6 +186,7 @@ def register(server: RemoraLanguageServer) -> None:
         except TimeoutError:
             log.error("exit: closing took over %s s; exiting anyway", EXIT_GRACE_S)
         log.info("exit (code %d)", ls.exit_code)
+        ls.model_pause.close()  # a paused model goes on (then ends)
         # Everything is written; leave now rather than through asyncio's teardown,
         # which would wait on the thread blocked reading stdin.
         logging.shutdown()

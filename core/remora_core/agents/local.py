@@ -13,6 +13,12 @@ race with other programs) and, once the model is loaded and listening, writes
 its address to a file the parent named; the parent then waits for ``/health``.
 The child exits when its parent dies (it watches the parent pid), and an
 ``atexit`` hook here stops it on a normal exit.
+
+The child runs in a process group of its own (POSIX): the language server
+stops it while it answers the editor (``model_pause.py``), and should the
+server be killed meanwhile, the kernel sends a newly orphaned group with a
+stopped member ``SIGHUP`` and ``SIGCONT`` — in the server's group it would
+stay stopped, its parent watch with it, for good.
 """
 
 from __future__ import annotations
@@ -26,12 +32,14 @@ import importlib.util
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+import weakref
 from pathlib import Path
 from subprocess import DEVNULL
 from typing import TYPE_CHECKING
@@ -54,6 +62,8 @@ MODEL_NICE = 10
 first when both want it (``local_server.py``)."""
 MODEL_PRIORITY = "idle"
 """``model.priority``'s default: Linux's ``SCHED_IDLE`` (``local_server.py``)."""
+PAUSE_FOR_EDITOR = "generating"
+"""``model.pause_for_editor``'s default (``model_pause.py``)."""
 STARTUP_STALL_S = 60.0
 """Start-up fails when the model shows no progress (no CPU used, no log
 written) for this long: it is stuck, not slow."""
@@ -250,6 +260,52 @@ def _post(url: str, body: dict[str, object]) -> None:
 
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
+_MODELS: weakref.WeakSet[LocalModel] = weakref.WeakSet()
+"""Every embedded model of this process (for :func:`editor_pausable`)."""
+
+
+def editor_pausable() -> list[subprocess.Popen[bytes]]:
+    """The embedded models' processes a message from the editor may stop now
+    (``model_pause.py``): those started and ready whose
+    ``model.pause_for_editor`` is ``always``, or ``generating`` with a
+    request in flight.
+    """
+    found = []
+    for model in list(_MODELS):
+        process = model._process
+        if process is None or model._base_url is None or process.returncode is not None:
+            continue  # not started, or still loading: never pause a start-up
+        if model.pause_for_editor == "always" or (
+            model.pause_for_editor == "generating" and model.requests > 0
+        ):
+            found.append(process)
+    return found
+
+
+def spawn_child(
+    command: list[str], *, stdout: int, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start the model's process: no stdin, ``stdout`` and stderr to the
+    log's descriptor, and a process group of its own (POSIX; see the module
+    docstring).
+    """
+    return subprocess.Popen(
+        command,
+        stdin=DEVNULL,
+        stdout=stdout,
+        stderr=stdout,
+        cwd=cwd,
+        process_group=0 if os.name == "posix" else None,
+    )
+
+
+def _continue(process: subprocess.Popen[bytes]) -> None:
+    """``SIGCONT``: a child stopped by ``model_pause.py`` acts on a signal
+    only once continued (POSIX; nothing elsewhere).
+    """
+    if (cont := getattr(signal, "SIGCONT", None)) is not None:
+        with contextlib.suppress(OSError):
+            process.send_signal(cont)
 
 
 @atexit.register
@@ -258,6 +314,7 @@ def _stop_all() -> None:
     for process in list(_LIVE):
         with contextlib.suppress(Exception):
             process.terminate()
+            _continue(process)
             process.wait(timeout=5)
         with contextlib.suppress(Exception):
             process.kill()
@@ -277,6 +334,7 @@ class LocalModel:
         context: int = 4096,
         threads: int | None = None,
         priority: str = MODEL_PRIORITY,
+        pause_for_editor: str = PAUSE_FOR_EDITOR,
     ) -> None:
         self.cache_dir = cache_dir or default_cache_dir()
         """Where the assembled weights (and by default the log) live."""
@@ -286,9 +344,14 @@ class LocalModel:
         self.threads = threads or default_threads()
         self.priority = priority
         """``idle``, ``low`` or ``normal`` (``local_server.py``)."""
+        self.pause_for_editor = pause_for_editor
+        """``generating``, ``always`` or ``off`` (``model_pause.py``)."""
+        self.requests = 0
+        """Requests in flight to it (``providers.Route``): it is generating."""
         self._process: subprocess.Popen[bytes] | None = None
         self._base_url: str | None = None
         self._lock = asyncio.Lock()
+        _MODELS.add(self)
 
     @property
     def base_url(self) -> str | None:
@@ -357,6 +420,7 @@ class LocalModel:
                 return
             if process.poll() is None:
                 process.terminate()
+                _continue(process)  # a stopped process acts on SIGTERM once continued
                 try:
                     await asyncio.to_thread(process.wait, STOP_TIMEOUT_S)
                 except subprocess.TimeoutExpired:
@@ -405,9 +469,7 @@ class LocalModel:
         ]
         started = time.monotonic()
         try:  # never our stdout: it carries the LSP
-            process = subprocess.Popen(
-                command, stdin=DEVNULL, stdout=fd, stderr=fd, cwd=self.cache_dir
-            )
+            process = spawn_child(command, stdout=fd, cwd=self.cache_dir)
         finally:
             os.close(fd)
         self._process = process

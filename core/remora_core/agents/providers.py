@@ -252,6 +252,7 @@ class ModelResolver:
                     log_path=self.log_path,
                     threads=self.settings.threads,
                     priority=self.settings.priority,
+                    pause_for_editor=self.settings.pause_for_editor,
                 )
         try:
             url = await self.local.ensure_started()
@@ -357,12 +358,20 @@ class Route:
         shard = load.index(min(load))
         load[shard] += 1
         model = self.resolver.model(endpoint, url=server.url, shard=shard)
+        if (local := self._local()) is not None:
+            local.requests += 1  # generating: the editor may pause it
         return Lease(server, shard), model
 
     def release(self, lease: Lease, error: BaseException | None = None) -> None:
         """The request of ``lease`` ended (failed with ``error``)."""
         lease.server.shards[lease.shard] -= 1
         self.pool.release(lease.server, error)
+        if (local := self._local()) is not None:
+            local.requests = max(0, local.requests - 1)
+
+    def _local(self) -> LocalModel | None:
+        """The embedded model this route's requests go to, if they do."""
+        return self.resolver.local if self.endpoint.local else None
 
     def another_up(self, server: Server) -> bool:
         """Whether a retry can go to another server at once."""
