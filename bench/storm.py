@@ -48,10 +48,14 @@ After a warm-up ask (the model started), quiet rounds; then the callee's
 agent is asked for a short explanation and the person types while the model
 generates (between a ``model_request`` and its ``model_response``; asked
 again until ``QUIET_ROUNDS`` rounds are typed during generation), once per
-lever of ``--levers`` (default ``shipped,nice10,nice0``: as the server
-started the model — ``SCHED_IDLE`` —, then every thread of the model's
-process moved to nice 10 under the normal policy, then to nice 0, the lever
-off; set from here, as root), with quiet rounds between and after. Printed:
+lever of ``--levers`` (default ``shipped,nopause``: as the server started
+the model — ``SCHED_IDLE``, paused while the editor is answered —, then with
+``model.pause_for_editor: off``, pushed as an editor does, which restarts
+the project and its model; ``nice10``, ``nice0``: every thread of the
+model's process moved to that niceness under the normal policy, set from
+here as root; ``nice0-nopause``: every lever off), with quiet rounds
+between and after (a lever's quiet figure: the rounds typed under its
+``pause_for_editor``). Printed:
 the model's llama.cpp threads and scheduling, then per lever p50/p95 quiet
 and during generation, the ratio of the p95s (target <= ``TARGET_RATIO`` for
 the first lever), and the model's speed — completion tokens per second of
@@ -613,7 +617,7 @@ async def model_part(
         model["stream"] = True
     client, typing = await start_server(root, {"model": model}, "model")
     try:
-        return await model_session(client, typing, root, levers)
+        return await model_session(client, typing, root, levers, model)
     finally:
         await client.stop()
 
@@ -654,6 +658,10 @@ def model_threads(pid: int) -> list[int]:
         return []
 
 
+PAUSE_DEFAULT = "generating"
+"""``model.pause_for_editor``'s default (``remora_core/agents/model_pause.py``)."""
+
+
 @dataclass(frozen=True)
 class Lever:
     """How the model's threads are scheduled while the person types."""
@@ -664,13 +672,20 @@ class Lever:
     nice: int | None = None
     pinned: bool = False
     """Every thread on the last CPU only (``sched_setaffinity``)."""
+    pause: str = PAUSE_DEFAULT
+    """``model.pause_for_editor`` (a change restarts the project and model)."""
 
 
 LEVERS = {
     "shipped": Lever("shipped", None),
+    "nopause": Lever("shipped but pause_for_editor off", None, pause="off"),
+    "always": Lever("shipped, pause_for_editor always", None, pause="always"),
     "idle": Lever("SCHED_IDLE", os.SCHED_IDLE),
     "nice10": Lever("nice 10 (SCHED_OTHER)", os.SCHED_OTHER, 10),
-    "nice0": Lever("nice 0, lever off", os.SCHED_OTHER, 0),
+    "nice0": Lever("nice 0", os.SCHED_OTHER, 0),
+    "nice0-nopause": Lever(
+        "nice 0, no pause: every lever off", os.SCHED_OTHER, 0, pause="off"
+    ),
     "idle-pinned": Lever("SCHED_IDLE on the last CPU", os.SCHED_IDLE, pinned=True),
 }
 
@@ -782,23 +797,57 @@ class Generated:
     """How long the server and this client waited for a core meanwhile."""
 
 
-async def model_session(
-    client: LspClient, typing: Typing, root: Path, levers: list[str]
-) -> bool:
-    """Warm up; type quietly, then while the model generates under each lever
-    in turn (the first is the target's), quietly between and after.
-    """
-    ids = await node_ids(client)
-    callee = ids["callee"]
+async def warm_up(client: LspClient, callee: str, what: str) -> None:
+    """One ask, waited for (the model started and its prompt read)."""
     began = time.perf_counter()
     first = await command(
         client, "remora.agent.chat", {"node_id": callee, "message": "Hello"}
     )
     end = await wait_for_end(client, first["run_id"], MODEL_TIMEOUT_S)
-    print(
-        f"warm-up ask: {end['type']} in {time.perf_counter() - began:.1f} s "
-        "(model start included)"
+    print(f"{what}: {end['type']} in {time.perf_counter() - began:.1f} s")
+
+
+async def set_pause(
+    client: LspClient, model: dict[str, Any], pause: str, old: int, callee: str
+) -> int:
+    """Push ``model.pause_for_editor: pause`` as an editor does (the project
+    and its model restart); the new model's pid once it answered an ask.
+    """
+    await client.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"remora": {"model": {**model, "pause_for_editor": pause}}}},
     )
+    deadline = time.monotonic() + MODEL_TIMEOUT_S
+    while model_pid(client.pid) == old:  # the old project closes first
+        if time.monotonic() > deadline:
+            raise TimeoutError("the model did not stop with its project")
+        await asyncio.sleep(0.1)
+    ids = await node_ids(client)
+    if ids["callee"] != callee:
+        raise RuntimeError("the callee's id changed across the restart")
+    await warm_up(client, callee, f"pause_for_editor {pause}: warm-up ask")
+    pid = model_pid(client.pid)
+    if pid is None:
+        raise RuntimeError("the restarted model's process was not found")
+    return pid
+
+
+async def model_session(
+    client: LspClient,
+    typing: Typing,
+    root: Path,
+    levers: list[str],
+    model: dict[str, Any],
+) -> bool:
+    """Warm up; type quietly, then while the model generates under each lever
+    in turn (the first is the target's), quietly between and after. A lever
+    with another ``pause_for_editor`` pushes it first (the project and its
+    model restart, then a warm-up ask); its quiet figure is the rounds typed
+    under the same setting.
+    """
+    ids = await node_ids(client)
+    callee = ids["callee"]
+    await warm_up(client, callee, "warm-up ask (model start included)")
     pid = model_pid(client.pid)
     if pid is None:
         print("PROBLEM: the embedded model's process was not found")
@@ -810,15 +859,23 @@ async def model_session(
     log = root / ".remora" / "local-model.log"
     await asyncio.sleep(QUIET_S)
     await typing.rounds_of(WARMUP_ROUNDS)
-    quiet: list[float] = []
+    quiet: dict[str, list[float]] = {}
     runs: dict[str, Generated] = {}
+    paused_by: dict[str, str] = {}
     typists = (client.pid, os.getpid())
     quiet_waited = 0.0
+    pause = PAUSE_DEFAULT
     for name in levers:
         lever = LEVERS[name]
-        print(f"quiet ({load()}) ...", flush=True)
+        if lever.pause != pause:
+            pid = await set_pause(client, model, lever.pause, pid, callee)
+            pause = lever.pause
+            shipped = scheduling(pid)
+            await asyncio.sleep(QUIET_S)
+            await typing.rounds_of(WARMUP_ROUNDS)
+        print(f"quiet, pause_for_editor {pause} ({load()}) ...", flush=True)
         before = waited_ms(typists)
-        quiet += await typing.rounds_of(QUIET_ROUNDS)
+        quiet.setdefault(pause, []).extend(await typing.rounds_of(QUIET_ROUNDS))
         quiet_waited += waited_ms(typists) - before
         policy, nice = os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid)
         cpus = os.sched_getaffinity(pid)
@@ -833,24 +890,27 @@ async def model_session(
         print(f"while the model generates, {lever.label}: {now} ({load()}) ...")
         offset = log.stat().st_size if log.exists() else 0
         runs[lever.label] = found = await while_generating(client, typing, callee)
+        paused_by[lever.label] = pause
         found.timings = model_speed(log, offset)
         apply(pid, policy, nice, cpus)  # back as shipped
-    print(f"quiet ({load()}) ...", flush=True)
+    print(f"quiet, pause_for_editor {pause} ({load()}) ...", flush=True)
     before = waited_ms(typists)
-    quiet += await typing.rounds_of(QUIET_ROUNDS)
+    quiet.setdefault(pause, []).extend(await typing.rounds_of(QUIET_ROUNDS))
     quiet_waited += waited_ms(typists) - before
 
     print(f"\nembedded model ({threads} llama.cpp threads), {load()}")
+    rounds = sum(len(values) for values in quiet.values())
     print(
         f" quiet: the server and this client waited for a core "
-        f"{quiet_waited / len(quiet):.2f} ms per round"
+        f"{quiet_waited / rounds:.2f} ms per round"
     )
     problems = order_problems(client) + typing.problems
     ratios = {}
     for label, found in runs.items():
         speed = found.tokens / found.seconds if found.seconds else 0.0
         print(
-            f" {label}: {len(found.runs)} asks, {found.tokens} completion tokens "
+            f" {label} (pause_for_editor {paused_by[label]}): {len(found.runs)} "
+            f"asks, {found.tokens} completion tokens "
             f"in {found.seconds:.1f} s of runs ({speed:.1f} tokens/s); llama.cpp: "
             f"generation {per_second(*found.timings.get('eval', (0, 0.0)))}, "
             f"prompt {per_second(*found.timings.get('prompt eval', (0, 0.0)))}; "
@@ -860,7 +920,9 @@ async def model_session(
         if not found.during:
             problems.append(f"{label}: no round typed while the model generated")
             continue
-        ratios[label] = ratio_line("while generating", quiet, found.during)
+        ratios[label] = ratio_line(
+            "while generating", quiet[paused_by[label]], found.during
+        )
     for problem in problems:
         print(f"PROBLEM: {problem}")
     shipped_ratio = next(iter(ratios.values()), math.inf)
@@ -891,7 +953,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--levers",
-        default="shipped,nice10,nice0",
+        default="shipped,nopause",
         help=f"how the model's threads are scheduled while the person types, in "
         f"turn; the first is the target's (of {', '.join(LEVERS)}; default "
         "%(default)s)",

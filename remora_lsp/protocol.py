@@ -39,7 +39,6 @@ import pydantic_core
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 from remora_core.agents.local import editor_pausable
 from remora_core.agents.model_pause import ModelPause
@@ -231,8 +230,10 @@ class RemoraProtocol(LanguageServerProtocol):
         message = self._structure_top_level(message)
         if isinstance(message, _Dropped):
             return
-        request = isinstance(message, RPCRequest)
-        self.model_pause.arrived(message.id if request else None)
+        # A request has a method and an id (a response: an id only).
+        request_id = getattr(message, "id", None)
+        request = getattr(message, "method", None) is not None
+        self.model_pause.arrived(request_id if request else None)
         try:
             super().handle_message(message)
         finally:
