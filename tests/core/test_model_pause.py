@@ -96,6 +96,18 @@ async def test_a_long_request_does_not_keep_the_model_stopped(model):
     assert state(model.pid) in RUNNING
 
 
+async def test_a_request_from_before_the_pause_does_not_hold_it(model):
+    generating: list[subprocess.Popen[bytes]] = []
+    pause = ModelPause(lambda: generating)
+    pause.arrived(1)  # a long command, while the model was idle
+    pause.handled()
+    generating.append(model)  # the model starts answering an agent
+    pause.arrived()  # a keystroke
+    assert await becomes(model.pid, {"T"}) == "T"
+    pause.handled()
+    assert await becomes(model.pid, RUNNING) in RUNNING
+
+
 async def test_no_pause_beyond_the_budget(model):
     pause = ModelPause(lambda: [model], burst_s=0.0)
     pause.arrived(1)

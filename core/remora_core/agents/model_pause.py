@@ -119,13 +119,15 @@ class ModelPause:
         answer); pause until it is handled (:meth:`handled`) and answered.
         """
         self._handling += 1
-        if request_id is not None:
-            self._waiting.add(request_id)
         if self._resume_soon is not None:
             self._resume_soon.cancel()
             self._resume_soon = None
         if not self._stopped:
             self._pause()
+        # Only a request answered while paused holds a pause: one that came
+        # before (a long command) must not hold the pauses of later keystrokes.
+        if request_id is not None and self._stopped:
+            self._waiting.add(request_id)
 
     def handled(self) -> None:
         """The message of the matching :meth:`arrived` was handed to its handler."""
