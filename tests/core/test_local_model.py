@@ -7,6 +7,7 @@ These run the real Qwen2.5-Coder-0.5B through llama.cpp (loads in ~1-3 s); the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -80,6 +81,17 @@ def wait_gone(pid: int, seconds: float = 10) -> bool:
         if not alive(pid):
             return True
         time.sleep(0.1)
+    return False
+
+
+def wait_state(pid: int, wanted: str, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, IndexError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == wanted:
+                return True
+        time.sleep(0.01)
     return False
 
 
@@ -356,13 +368,15 @@ async def test_a_child_that_fails_to_load_reports_its_log(tmp_path, monkeypatch)
 
 
 PARENT = """
-import asyncio, sys
+import asyncio, os, signal, sys
 from pathlib import Path
 from remora_core.agents.local import LocalModel
 
 async def main():
     model = LocalModel(cache_dir=Path(sys.argv[1]), log_path=Path(sys.argv[2]))
     await model.ensure_started()
+    if sys.argv[3] == "stopped":  # as the editor's pause leaves it mid-request
+        os.kill(model.pid, signal.SIGSTOP)
     sys.stdout.write(f"{model.pid}\\n")
     sys.stdout.flush()
     await asyncio.sleep(3600)
@@ -374,15 +388,23 @@ asyncio.run(main())
 @needs_extra
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_the_child_dies_with_its_parent(weights_dir, tmp_path):
+@pytest.mark.parametrize("how", ["running", "stopped"])
+def test_the_child_dies_with_its_parent(weights_dir, tmp_path, how):
+    """Also when the parent is killed while the child is stopped (the
+    editor's pause, ``model_pause.py``): its own process group makes the
+    kernel hang it up and continue it.
+    """
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, str(weights_dir), str(tmp_path / "m.log")],
+        [sys.executable, "-c", PARENT, str(weights_dir), str(tmp_path / "m.log"), how],
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
     )
+    child_pid = 0
     try:
         child_pid = int(parent.stdout.readline())
         assert alive(child_pid)
+        if how == "stopped":
+            assert wait_state(child_pid, "T"), "the child was not stopped"
         parent.kill()  # no atexit, no stop(): only the child's watch can help
         parent.wait()
         assert wait_gone(child_pid), "the model server outlived its parent"
@@ -390,7 +412,10 @@ def test_the_child_dies_with_its_parent(weights_dir, tmp_path):
         parent.kill()
         parent.wait()
         parent.stdout.close()
-    assert "is gone; exiting" in (tmp_path / "m.log").read_text()
+        if child_pid and alive(child_pid):
+            os.kill(child_pid, signal.SIGKILL)
+    if how == "running":
+        assert "is gone; exiting" in (tmp_path / "m.log").read_text()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
