@@ -404,10 +404,12 @@ def test_the_child_dies_with_its_parent(weights_dir, tmp_path, how):
         child_pid = int(parent.stdout.readline())
         assert alive(child_pid)
         if how == "stopped":
-            assert wait_state(child_pid, "T"), "the child was not stopped"
+            assert wait_state(child_pid, "T", 60), "the child was not stopped"
         parent.kill()  # no atexit, no stop(): only the child's watch can help
         parent.wait()
-        assert wait_gone(child_pid), "the model server outlived its parent"
+        # Generous: under SCHED_IDLE on busy cores, stopping and ending wait
+        # for a core nothing else wants.
+        assert wait_gone(child_pid, 60), "the model server outlived its parent"
     finally:
         parent.kill()
         parent.wait()
