@@ -39,6 +39,8 @@ from remora_core.review.hidden_chars import note, reveal
 from remora_core.review.proposals import ProposalError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from remora_core.editor import Editor
     from remora_core.front.startup import Startup
     from remora_core.index.code_index import CodeIndex
@@ -241,14 +243,7 @@ class Proposals:
         parts = await self._startup.parts()
         proposal = self.find(ref)
         self._startup.ensure_owner("accept proposals")
-        chosen: tuple[int, ...] | None = None
-        if members is not None:
-            try:
-                chosen = refuse_partial(proposal, members)
-            except ValueError as problem:
-                raise InvalidArguments(str(problem)) from None
-            if len(chosen) == len(proposal.members):
-                chosen = None  # all of it: the set as a whole
+        chosen = _chosen_members(proposal, members, refuse_partial)
         result = await accepting.accept(
             parts.agents.review,
             editor or self.editor,
@@ -331,14 +326,7 @@ class Proposals:
             raise InvalidArguments(
                 f"proposal {proposal.id} is already {proposal.status}"
             )
-        chosen: tuple[int, ...] | None = None
-        if members is not None:
-            try:
-                chosen = refuse_rejecting(proposal, members)
-            except ValueError as problem:
-                raise InvalidArguments(str(problem)) from None
-            if len(chosen) == len(proposal.members):
-                chosen = None  # every member: the set as a whole
+        chosen = _chosen_members(proposal, members, refuse_rejecting)
         if proposal.kind == "revert":  # no agent made it: none tries again
             retry, feedback = False, feedback or ""
         if feedback is None:
@@ -405,3 +393,21 @@ def _added(diff: str) -> int:
         for line in diff.splitlines()
         if line.startswith("+") and not line.startswith("+++")
     )
+
+
+def _chosen_members(
+    proposal: Proposal,
+    members: list[int] | None,
+    refuse: Callable[[Proposal, Iterable[int]], tuple[int, ...]],
+) -> tuple[int, ...] | None:
+    """The members of a change set a person chose, as ``refuse`` allows them
+    (it raises, naming what the choice would break); None: the whole set
+    (none named, or every one).
+    """
+    if members is None:
+        return None
+    try:
+        chosen = refuse(proposal, members)
+    except ValueError as problem:
+        raise InvalidArguments(str(problem)) from None
+    return None if len(chosen) == len(proposal.members) else chosen

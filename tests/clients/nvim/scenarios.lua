@@ -475,6 +475,11 @@ function S.trust(t)
   t.wait('the trust question', function()
     return #t.result.observed.selects > 0
   end, RUN_MS)
+  -- The answer reached the server once it says why the project is untrusted.
+  t.wait('the answer taken', function()
+    local messages = api.nvim_exec2('messages', { output = true }).output
+    return messages:find('is not trusted, so it may not', 1, true) ~= nil
+  end, RUN_MS)
   local function after(argument, needle)
     local notes = #t.result.notifications
     vim.cmd('RemoraTrust ' .. argument)
