@@ -37,6 +37,7 @@ SERIAL_GROUPS: dict[str, str] = {
     "tests/core/test_local_model.py": "embedded-model",
     "tests/lsp/test_graph_local_model.py": "embedded-model",
     "tests/lsp/test_preload.py": "embedded-model",
+    "tests/lsp/test_model_pause_real.py": "embedded-model",
     "tests/lsp/test_agent_runs.py::test_the_local_model_end_to_end": "embedded-model",
 }
 """Tests that run one at a time (by the start of their node id), and why.
