@@ -40,8 +40,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
-from remora_core.agents.local import editor_pausable
-from remora_core.agents.model_pause import ModelPause
+from remora_core.front.editor_pause import editor_model_pause
 from remora_core.redact import scrub_json
 
 from remora_lsp.pygls_private import converter, includes_headers
@@ -114,7 +113,7 @@ class RemoraProtocol(LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.model_pause = ModelPause(editor_pausable)
+        self.model_pause = editor_model_pause()
         """Stops the embedded model while the editor's messages are handled."""
 
     def _scrubbed(self, method: str, params: Any) -> Any:

@@ -29,8 +29,8 @@ from remora_lsp.pygls_private import stop_transport
 from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
-    from remora_core.agents.model_pause import ModelPause
     from remora_core.front.app import RemoraApp
+    from remora_core.front.editor_pause import ModelPause
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ ALLOWED = {
     "remora_core.front.locations": "uri ↔ project path, as every door converts",
     "remora_core.front.disk_editor": "files no buffer holds, for the socket",
     "remora_core.front.runs": "which events end a run (its progress ends)",
+    "remora_core.front.editor_pause": "the model paused while the editor is answered",
     # The editor port the adapter implements, and its progress sink.
     "remora_core.editor": "the Editor port",
     "remora_core.progress": "the progress sink the port hands out",

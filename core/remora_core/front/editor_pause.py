@@ -1,0 +1,17 @@
+"""The embedded model paused while the editor is answered: what the LSP
+adapter takes from the engine for it, so that it never reaches into
+``agents/`` itself (``agents/model_pause.py`` says how the pause works and
+why; ``agents/local.py`` which models it may stop).
+"""
+
+from __future__ import annotations
+
+from remora_core.agents.local import editor_pausable
+from remora_core.agents.model_pause import ModelPause
+
+__all__ = ["ModelPause", "editor_model_pause"]
+
+
+def editor_model_pause() -> ModelPause:
+    """A pause of the embedded models the editor's messages may stop now."""
+    return ModelPause(editor_pausable)
