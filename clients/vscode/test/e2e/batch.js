@@ -74,6 +74,10 @@ exports.run = async function run(api, observed, step) {
   step("batch: graph run");
 
   // The run's proposals in the Proposals view, grouped by file, and the open file's count.
+  // (Graph Status opened its preview, which a moment later may be the active
+  // editor: a person looks back at models.py, and the status bar counts it.)
+  await vscode.window.showTextDocument(modelsDoc);
+  await until("models.py active again", () => vscode.window.activeTextEditor?.document === modelsDoc || undefined, 15000);
   const proposals = api.batch.proposals;
   await proposals.refresh();
   b.view = describeTree(proposals);
