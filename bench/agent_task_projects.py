@@ -444,7 +444,13 @@ async def ask_project(
 ) -> Any:
     """Ask one task of its own project through its own server; judge the files."""
     from agent_tasks import RUN_TIMEOUT_S as RUN_S
-    from agent_tasks import ModelLog, Outcome, run_end, run_events
+    from agent_tasks import (
+        ModelLog,
+        Outcome,
+        ended_without_proposal,
+        run_end,
+        run_events,
+    )
 
     outcome = Outcome(task.name, model)
     root = workdir / f"c-{task.name}"
@@ -511,13 +517,8 @@ async def ask_project(
                 outcome.why = f"not applied: {problem}"[:200]
             else:
                 outcome.satisfied, outcome.why = await judged(task, root, before)
-        elif end["type"] == "agent_failed":
-            outcome.ended, outcome.why = "failed", str(end.get("error", ""))[:160]
-        elif refused:
-            outcome.ended = "refused"
-            outcome.why = str(refused[-1].get("summary", "")).splitlines()[0][:160]
         else:
-            outcome.why = "no proposal, no failure: " + str(end.get("result", ""))[:100]
+            ended_without_proposal(outcome, end, refused)
     finally:
         await client.stop()
     return outcome

@@ -372,14 +372,22 @@ async def ask(client: LspClient, root: Path, task: Task) -> Outcome:
             proposal["old_source"], proposal["new_source"], 1
         )
         outcome.satisfied, outcome.why = judge(task, applied)
-    elif end["type"] == "agent_failed":
+    else:
+        ended_without_proposal(outcome, end, refused)
+    return outcome
+
+
+def ended_without_proposal(
+    outcome: Outcome, end: dict[str, Any], refused: list[dict[str, Any]]
+) -> None:
+    """How a run with nothing to accept ended: failed, refused, or neither."""
+    if end["type"] == "agent_failed":
         outcome.ended, outcome.why = "failed", str(end.get("error", ""))[:160]
     elif refused:
         outcome.ended = "refused"
         outcome.why = str(refused[-1].get("summary", "")).splitlines()[0][:160]
     else:
         outcome.why = "no proposal, no failure: " + str(end.get("result", ""))[:100]
-    return outcome
 
 
 async def through_server(
@@ -506,6 +514,15 @@ class Peer:
 VERBOSE = False
 
 
+def print_details(outcome: Outcome) -> None:
+    """With ``-v``: the proposed source and the model's replies."""
+    if VERBOSE:
+        if outcome.source:
+            print(textwrap.indent(outcome.source.rstrip(), "        | "))
+        for line in outcome.details:
+            print(textwrap.indent(line.rstrip(), "        > "))
+
+
 def yield_row(outcome: Outcome) -> None:
     """Print one row (and the source and replies with ``-v``)."""
     mark = "yes" if outcome.satisfied else "no"
@@ -515,11 +532,7 @@ def yield_row(outcome: Outcome) -> None:
         f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
         flush=True,
     )
-    if VERBOSE:
-        if outcome.source:
-            print(textwrap.indent(outcome.source.rstrip(), "        | "))
-        for line in outcome.details:
-            print(textwrap.indent(line.rstrip(), "        > "))
+    print_details(outcome)
 
 
 def summary(label: str, server: list[Outcome], peer: list[Outcome], full: bool) -> int:
@@ -596,11 +609,7 @@ def yield_row_c(outcome: Outcome) -> None:
         f"{outcome.prompt_tokens:>5} {outcome.generated:>4}  {outcome.why}",
         flush=True,
     )
-    if VERBOSE:
-        if outcome.source:
-            print(textwrap.indent(outcome.source.rstrip(), "        | "))
-        for line in outcome.details:
-            print(textwrap.indent(line.rstrip(), "        > "))
+    print_details(outcome)
 
 
 async def run(

@@ -12,15 +12,17 @@ person typing while it generates: ``test_model_pause_real.py``.
 from __future__ import annotations
 
 import asyncio
-import signal
-import subprocess
 import sys
 from typing import Any
 
 import pytest
 
 from remora_lsp.assembly import create_server
+from tests.core import test_model_pause as stand_in
 from tests.core.test_model_pause import RUNNING, becomes, state
+
+model = stand_in.model
+"""A ``sleep`` child standing in for the model (its fixture, shared)."""
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads /proc; POSIX signals"
@@ -38,15 +40,6 @@ class Written:
 
     def close(self) -> None:
         pass
-
-
-@pytest.fixture
-def model():
-    child = subprocess.Popen(["sleep", "3600"])
-    yield child
-    child.send_signal(signal.SIGCONT)
-    child.kill()
-    child.wait()
 
 
 def message(method: str, params: Any = None, msg_id: int | None = None) -> dict:
