@@ -54,7 +54,12 @@ function M.command(arg)
   end
   server.project_client(function(client)
     server.execute(client, call[1], call[2], function(rows)
-      server.notify(table.concat(M.lines(rows), '\n'))
+      local lines = M.lines(rows)
+      if #lines == 0 then
+        -- Single-file mode: no remora.yaml, pyproject.toml or .git above the file.
+        return server.notify('no project folder here (no remora.yaml, pyproject.toml or .git above this file), so no repository to trust: its code never runs')
+      end
+      server.notify(table.concat(lines, '\n'))
     end)
   end)
 end
