@@ -40,7 +40,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
-from remora_core.front.editor_pause import editor_model_pause
+from remora_core.front.editor_pause import editor_first, editor_model_pause
 from remora_core.redact import scrub_json
 
 from remora_lsp.pygls_private import converter, includes_headers
@@ -71,6 +71,10 @@ def describe_invalid(method: str, error: Exception) -> str:
     else:
         details = str(error) or type(error).__name__
     return f"Invalid params for {method}: {details}"
+
+
+def _nothing_unread() -> bool:
+    return False
 
 
 def _is_notification(method: object) -> bool:
@@ -115,6 +119,11 @@ class RemoraProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self.model_pause = editor_model_pause()
         """Stops the embedded model while the editor's messages are handled."""
+        self.editor_first = editor_first()
+        """Agents' turns give way while the editor's messages are handled and
+        answered (``remora_core/editor_first.py``)."""
+        if self.editor_first.unread is None:  # no probe of the input (TCP):
+            self.editor_first.unread = _nothing_unread  # messages still hold
 
     def _scrubbed(self, method: str, params: Any) -> Any:
         if method not in SCRUBBED or params is None:
@@ -145,6 +154,7 @@ class RemoraProtocol(LanguageServerProtocol):
             self._send_answer(msg_id, result, error)
         finally:
             self.model_pause.answered(msg_id)
+            self.editor_first.answered(msg_id)
 
     def _send_answer(self, msg_id, result=None, error=None):
         """Send plain-JSON results without cattrs; everything else as usual."""
@@ -226,17 +236,25 @@ class RemoraProtocol(LanguageServerProtocol):
         """Structure the frame's top-level object, then dispatch it; skip
         messages already answered as invalid.
         """
-        message = self._structure_top_level(message)
-        if isinstance(message, _Dropped):
-            return
-        # A request has a method and an id (a response: an id only).
-        request_id = getattr(message, "id", None)
-        request = getattr(message, "method", None) is not None
-        self.model_pause.arrived(request_id if request else None)
+        # Turns give way from here until the handler has it (and a request
+        # is answered): structuring is part of the editor's wait.
+        self.editor_first.arrived()
         try:
-            super().handle_message(message)
+            message = self._structure_top_level(message)
+            if isinstance(message, _Dropped):
+                return
+            # A request has a method and an id (a response: an id only).
+            request_id = getattr(message, "id", None)
+            request = getattr(message, "method", None) is not None
+            if request and request_id is not None:  # not a notification
+                self.editor_first.asked(request_id)
+            self.model_pause.arrived(request_id if request else None)
+            try:
+                super().handle_message(message)
+            finally:
+                self.model_pause.handled()
         finally:
-            self.model_pause.handled()
+            self.editor_first.handled()
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):

@@ -30,7 +30,7 @@ from remora_lsp.trust import EditorTrust
 
 if TYPE_CHECKING:
     from remora_core.front.app import RemoraApp
-    from remora_core.front.editor_pause import ModelPause
+    from remora_core.front.editor_pause import EditorFirst, ModelPause
 
 log = logging.getLogger(__name__)
 
@@ -107,3 +107,10 @@ class RemoraLanguageServer(LanguageServer):
         protocol = self.protocol
         assert isinstance(protocol, RemoraProtocol)  # protocol_cls above
         return protocol.model_pause
+
+    @property
+    def editor_first(self) -> EditorFirst:
+        """Agents' turns give way while the editor's messages wait."""
+        protocol = self.protocol
+        assert isinstance(protocol, RemoraProtocol)  # protocol_cls above
+        return protocol.editor_first

@@ -13,12 +13,19 @@ read where it is handled, with no thread.
 Where the loop cannot watch stdin (Windows, a regular file), reads go to
 pygls's worker thread as before. Everything else is pygls's own
 loop (``run_async``) and writer.
+
+The reader also tells agents' turns when the editor's bytes wait
+(:meth:`LoopStdinReader.unread`, the probe of
+``remora_core/editor_first.py``): received and not yet taken by the
+protocol, or still in the pipe. A turn at a step's end then lets them be
+read and answered first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import select
 import sys
 import threading
 from typing import TYPE_CHECKING, BinaryIO
@@ -28,6 +35,8 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from remora_lsp.pygls_private import set_stop_event
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from remora_lsp.server import RemoraLanguageServer
 
 log = logging.getLogger(__name__)
@@ -46,6 +55,27 @@ class LoopStdinReader:
         self.fallback = fallback
         self._stream: asyncio.StreamReader | None = None
         self._tried = False
+        self._received = 0
+        self._taken = 0
+        self._poll: select.poll | None = None
+
+    def unread(self) -> bool:
+        """Whether bytes from the editor wait: in the pipe, or received and
+        not yet taken by the protocol (False where the loop does not read).
+        """
+        if self._stream is None:
+            return False
+        if self._received > self._taken:
+            return True
+        if self._poll is None:
+            return False
+        try:
+            return any(mask & select.POLLIN for _, mask in self._poll.poll(0))
+        except OSError:  # closed meanwhile: nothing waits
+            return False
+
+    def _got(self, data: bytes) -> None:
+        self._received += len(data)
 
     async def _reader(self) -> asyncio.StreamReader | None:
         if not self._tried:
@@ -56,12 +86,15 @@ class LoopStdinReader:
             loop = asyncio.get_running_loop()
             try:
                 await loop.connect_read_pipe(
-                    lambda: asyncio.StreamReaderProtocol(stream), self.stdin
+                    lambda: _CountingProtocol(stream, self._got), self.stdin
                 )
             except (OSError, ValueError, NotImplementedError) as error:
                 log.info("stdin is read in a thread: %s", error)
             else:
                 self._stream = stream
+                poll = select.poll()
+                poll.register(self.stdin.fileno(), select.POLLIN)
+                self._poll = poll
         return self._stream
 
     async def readline(self) -> bytes:
@@ -69,7 +102,9 @@ class LoopStdinReader:
         stream = await self._reader()
         if stream is None:
             return await self.fallback.readline()
-        return await stream.readline()
+        line = await stream.readline()
+        self._taken += len(line)
+        return line
 
     async def readexactly(self, n: int) -> bytes:
         """``n`` bytes, or what was left at the end of the input."""
@@ -77,9 +112,24 @@ class LoopStdinReader:
         if stream is None:
             return await self.fallback.readexactly(n)
         try:
-            return await stream.readexactly(n)
+            data = await stream.readexactly(n)
         except asyncio.IncompleteReadError as short:
-            return short.partial
+            data = short.partial
+        self._taken += len(data)
+        return data
+
+
+class _CountingProtocol(asyncio.StreamReaderProtocol):
+    """The stream's protocol, counting the bytes it is given."""
+
+    def __init__(self, stream: asyncio.StreamReader, got: Callable[[bytes], None]):
+        super().__init__(stream)
+        self._got = got
+
+    def data_received(self, data: bytes) -> None:
+        """Count, then hand the bytes to the stream."""
+        self._got(data)
+        super().data_received(data)
 
 
 def serve_stdio(
@@ -92,6 +142,7 @@ def serve_stdio(
     set_stop_event(server, stop)
     reader = LoopStdinReader(stdin, StdinAsyncReader(stdin, server.thread_pool))
     server.protocol.set_writer(StdoutWriter(stdout))
+    server.editor_first.unread = reader.unread
     try:
         asyncio.run(
             run_async(

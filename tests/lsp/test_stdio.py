@@ -58,3 +58,23 @@ async def test_a_stdin_the_loop_cannot_watch_is_read_in_a_thread(tmp_path):
         assert await read_messages(reader) == [b'{"id": 1}', b'{"id": 2}']
         assert reader._stream is None
     executor.shutdown()
+
+
+async def test_the_reader_says_when_the_editors_bytes_wait():
+    """Agents' turns give way while this says so (``editor_first.py``)."""
+    read_fd, write_fd = os.pipe()
+    executor = ThreadPoolExecutor(1)
+    with open(read_fd, "rb", buffering=0) as stdin:
+        reader = LoopStdinReader(stdin, StdinAsyncReader(stdin, executor))
+        os.write(write_fd, frame(b'{"id": 1}'))
+        assert await reader.readline() == b"Content-Length: 9\r\n"
+        assert reader.unread(), "the rest of the message waits"
+        assert await reader.readline() == b"\r\n"
+        assert await reader.readexactly(9) == b'{"id": 1}'
+        assert not reader.unread(), "everything read"
+        os.write(write_fd, frame(b'{"id": 2}'))
+        assert reader.unread(), "bytes in the pipe, not yet received"
+        os.close(write_fd)
+        assert await read_messages(reader) == [b'{"id": 2}']
+        assert not reader.unread()
+    executor.shutdown()

@@ -77,6 +77,7 @@ from remora_core.agents.providers import (
 from remora_core.agents.resilient import ObservedModel, cut_short, retryable
 from remora_core.agents.sandbox import PymError, PymTool
 from remora_core.agents.toolset import core_tools, extension_tool, pym_tool
+from remora_core.editor_first import give_way
 from remora_core.events.models import HumanChat, ToolCalled, ToolResult
 from remora_core.events.models import ModelRequest as ModelRequestEvent
 from remora_core.events.models import ModelResponse as ModelResponseEvent
@@ -147,6 +148,9 @@ class AgentKernel:
             raise limit_failure(turn, allowed, before=True)
         usage_limits = self._limits(context, allowed.tokens)
         history = await services.memory.load(turn.agent_id)
+        # The turn's setup and its first request are the longest steps of a
+        # turn on the loop: the editor's waiting keystrokes go first.
+        await give_way()
         try:
             async with asyncio.timeout(timeout_s) as deadline:
                 context.deadline = deadline
@@ -173,6 +177,7 @@ class AgentKernel:
                 f"The model ({endpoint.describe()}) gave answers that could not be "
                 f"used: {_without_advice(error.message)}.{hint}"
             ) from None
+        await give_way()
         # A script's overlay writes become a proposal (a failed turn keeps
         # them in the overlay: proposed after the next turn a script writes).
         await propose_overlay(context)

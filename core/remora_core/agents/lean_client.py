@@ -27,6 +27,12 @@ from openai.resources.chat import AsyncChat
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from remora_core.editor_first import give_way
+
+
+async def _give_way(_message: object) -> None:
+    await give_way()
+
 
 class LeanCompletions(AsyncCompletions):
     """Chat completions posted without the SDK's walk of the body."""
@@ -42,6 +48,9 @@ class LeanCompletions(AsyncCompletions):
     ) -> ChatCompletion | AsyncStream[ChatCompletionChunk]:
         """What ``AsyncCompletions.create`` sends, with the body as given."""
         body = {key: value for key, value in params.items() if is_given(value)}
+        # Between pydantic-ai's messages and the SDK's request: waiting
+        # keystrokes go first (``remora_core/editor_first.py``).
+        await give_way()
         return await self._post(
             "/chat/completions",
             body=body,
@@ -68,7 +77,18 @@ class LeanChat(AsyncChat):
 
 
 class LeanOpenAI(AsyncOpenAI):
-    """An ``AsyncOpenAI`` whose chat completions skip the body's walk."""
+    """An ``AsyncOpenAI`` whose chat completions skip the body's walk, and
+    whose HTTP client lets the editor's waiting keystrokes go first once the
+    request is built and once the answer's headers are in (the SDK's
+    serialising and parsing are a turn's longest steps on the loop).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        hooks = self._client.event_hooks
+        hooks["request"].append(_give_way)
+        hooks["response"].append(_give_way)
+        self._client.event_hooks = hooks
 
     @cached_property
     def chat(self) -> AsyncChat:  # type: ignore[override]  # a cached_property over the SDK's

@@ -29,6 +29,7 @@ from pydantic_ai.exceptions import ModelAPIError, ModelConnectionError, ModelHTT
 from pydantic_ai.models.wrapper import WrapperModel
 
 from remora_core.agents.endpoint_pool import refused
+from remora_core.editor_first import give_way
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -139,6 +140,9 @@ class ObservedModel(WrapperModel):
             self.on_request(attempt, reason)
             model, lease = await self._take()
             try:
+                # Building the request body and reading the answer are a
+                # turn's longest steps: waiting keystrokes go first.
+                await give_way()
                 response = await model.request(
                     messages, model_settings, model_request_parameters
                 )
@@ -155,6 +159,7 @@ class ObservedModel(WrapperModel):
                 )
                 continue
             self._give_back(lease, None)
+            await give_way()
             self.on_response(response.usage, response.finish_reason or "")
             return response
         raise AssertionError("unreachable")  # the loop returns or raises
@@ -173,6 +178,7 @@ class ObservedModel(WrapperModel):
             self.on_request(attempt, reason)
             model, lease = await self._take()
             try:
+                await give_way()
                 opened = model.request_stream(
                     messages, model_settings, model_request_parameters, run_context
                 )

@@ -35,6 +35,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
+from remora_core.editor_first import give_way
 from remora_core.events.models import (
     AgentCancelled,
     AgentCompleted,
@@ -124,6 +125,9 @@ class Actor:
 
     async def _turn(self) -> None:
         async with self.runner.limit:
+            # A keystroke waiting now is answered before this turn starts
+            # (``editor_first.py``); waiting here is waiting for the slot.
+            await give_way()
             events, self.pending = self.pending, []
             if not events:  # every trigger was cancelled while waiting for a slot
                 return
@@ -181,6 +185,7 @@ class Runner:
         try:
             started = self._record_start(turn, joined)
             started.add_done_callback(lambda _done: setattr(actor, "taken", []))
+            await give_way()
             answer = await self._run(turn, started)
             end = AgentCompleted(agent_id=turn.agent_id, result=answer)
             await self._record_end(turn, end, joined)
