@@ -303,10 +303,12 @@ class AgentKernel:
         limits: UsageLimits,
     ) -> tuple[str, list[ModelMessage]]:
         options = self._run_options(context, endpoint, self._tools_for(context))
+        prompt = turn_input(context)
+        await give_way()  # the prompt is built; pydantic-ai's run starts
         stream = self.services.config.model.stream
         calls: dict[str, tuple[str, Any]] = {}
         async with self.agent.iter(
-            turn_input(context),
+            prompt,
             message_history=history,
             usage_limits=limits,
             **options,
@@ -361,6 +363,7 @@ class AgentKernel:
     ) -> tuple[str, list[ModelMessage]]:
         options = self._run_options(context, endpoint, [])
         prompt, messages = turn_input(context), list(history)
+        await give_way()  # the prompt is built; pydantic-ai's run starts
         retried, answer = False, ""
         used_requests = used_tokens = 0
         for _step in range(limits.request_limit or 8):
