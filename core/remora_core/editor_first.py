@@ -59,12 +59,19 @@ class EditorFirst:
         self._handling = 0
         self._waiting: dict[Hashable, float] = {}
         self._idle: asyncio.Event | None = None
+        self._idle_loop: asyncio.AbstractEventLoop | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread = 0
 
     def arrived(self) -> None:
-        """A message from the editor is being handled."""
+        """A message from the editor is being handled (on the loop's thread)."""
         self._handling += 1
+        if self._loop is None:  # where answers sent from other threads go
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a protocol driven by hand)
+                return
+            self._thread = threading.get_ident()
 
     def asked(self, request_id: Hashable) -> None:
         """The message being handled is a request: it holds turns until
@@ -106,18 +113,20 @@ class EditorFirst:
             return
         self.waits += 1
         loop = asyncio.get_running_loop()
-        if self._idle is None or self._loop is not loop:
-            self._idle, self._loop = asyncio.Event(), loop
+        idle = self._idle
+        if idle is None or self._idle_loop is not loop:
+            idle = self._idle = asyncio.Event()
+            self._idle_loop = self._loop = loop
             self._thread = threading.get_ident()
         deadline = loop.time() + self.max_wait_s
         while True:
             left = deadline - loop.time()
             if left <= 0:
                 return
-            self._idle.clear()
+            idle.clear()
             try:
                 async with asyncio.timeout(left):
-                    await self._idle.wait()
+                    await idle.wait()
             except TimeoutError:
                 return
             if not self._handling and not self._held():
