@@ -314,6 +314,7 @@ class AgentKernel:
             **options,
         ) as run:
             async for step in run:
+                await give_way()  # between pydantic-ai's steps of the run
                 if Agent.is_model_request_node(step):
                     self._note_refused_calls(context, step.request, calls)
                     if stream:
