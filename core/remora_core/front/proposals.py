@@ -32,6 +32,7 @@ from remora_core.review.change_sets import (
     describe,
     refuse_partial,
     refuse_rejecting,
+    said_member,
 )
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
@@ -193,6 +194,26 @@ class Proposals:
             node = self._index.graph.get(node_id) if node_id else None
             if node is not None and node.file_path == path and node_id not in found:
                 found.append(node.id)
+        return found
+
+    def member_anchors(
+        self, proposal: Proposal, path: str
+    ) -> list[tuple[int, str, str]]:
+        """Where each member of a pending change set is decided alone in
+        ``path``: ``(index, node id, "2 (rewrite make_item)")`` — on its node,
+        or, for a member with none (a new file), on the node that asked for
+        the set. Nothing for a set of one member: deciding it decides the set.
+        """
+        if proposal.kind != "change_set" or len(proposal.members) < 2:
+            return []
+        graph = self._index.graph
+        asker = graph.get(proposal.node_id)
+        found: list[tuple[int, str, str]] = []
+        for index, member in enumerate(proposal.members):
+            node = graph.get(member.node_id) if member.node_id else None
+            node = node or asker
+            if node is not None and node.file_path == path:
+                found.append((index, node.id, said_member(proposal, index)))
         return found
 
     def describe(self, proposal: Proposal) -> str:

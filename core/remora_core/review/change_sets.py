@@ -287,8 +287,8 @@ def refuse_partial(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ...]
     for i, j in proposal.depends_on:
         if i in picked and j not in picked:
             raise ValueError(
-                f"member {_said(proposal, i)} needs member {_said(proposal, j)}: "
-                "accept both, or neither"
+                f"member {said_member(proposal, i)} needs member "
+                f"{said_member(proposal, j)}: accept both, or neither"
             )
     return picked
 
@@ -307,8 +307,8 @@ def refuse_rejecting(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ..
         others = sorted({i for found in needing.values() for i in found})
         together = _numbers(sorted({*picked, *others}))
         raise ValueError(
-            f"member {_said(proposal, j)} is needed by "
-            + ", ".join(f"member {_said(proposal, i)}" for i in sorted(users))
+            f"member {said_member(proposal, j)} is needed by "
+            + ", ".join(f"member {said_member(proposal, i)}" for i in sorted(users))
             + f": reject members {together} together, or the whole set"
         )
     return picked
@@ -330,7 +330,7 @@ def _picked(proposal: Proposal, chosen: Iterable[int], verb: str) -> tuple[int, 
     return picked
 
 
-def _said(proposal: Proposal, index: int) -> str:
+def said_member(proposal: Proposal, index: int) -> str:
     """``2 (rewrite make_item)``: a member as a person sees it, from 1."""
     return f"{index + 1} ({_label(proposal.members[index])})"
 
