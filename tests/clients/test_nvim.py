@@ -637,6 +637,22 @@ def test_trust_is_shown_given_and_forgotten_with_remora_trust(workspace):
     assert observed["refused"] == "Remora: RemoraTrust takes nothing, yes, no or forget"
 
 
+def test_remora_trust_on_a_lone_file_says_there_is_no_project(workspace):
+    """Single-file mode: nothing above the file marks a project."""
+    alone = workspace.parent / "alone"
+    alone.mkdir()
+    lone = alone / "lone.py"
+    lone.write_text("def lone():\n    return 1\n", encoding="utf-8")
+    seen = run_nvim(
+        workspace, "trust_lone_file", env={"REMORA_TEST_FILE": str(lone)}
+    ).check()
+    assert seen.observed["root_dir"] is None
+    assert seen.observed["shown"] == [
+        "Remora: no project folder here (no remora.yaml, pyproject.toml or .git "
+        "above this file), so no repository to trust: its code never runs"
+    ]
+
+
 def test_a_missing_server_is_reported_once(workspace):
     missing = workspace.parent / "no-such-remora-lsp"
     seen = run_nvim(workspace, "broken_server", server=missing).check()

@@ -498,6 +498,24 @@ function S.trust(t)
   t.observe('refused', after('maybe', 'RemoraTrust takes'))
 end
 
+--- :RemoraTrust on a lone file (REMORA_TEST_FILE: no remora.yaml,
+--- pyproject.toml or .git above it): Neovim starts the server without a
+--- root, and the person is told there is no repository to trust.
+function S.trust_lone_file(t)
+  local buf = t.open(assert(os.getenv('REMORA_TEST_FILE')))
+  local client = vim.lsp.get_clients({ name = 'remora', bufnr = buf })[1]
+  t.observe('root_dir', client.root_dir or vim.NIL)
+  local notes = #t.result.notifications
+  vim.cmd('RemoraTrust')
+  t.observe('shown', t.wait(':RemoraTrust answered', function()
+    local said = {}
+    for i = notes + 1, #t.result.notifications do
+      table.insert(said, t.result.notifications[i].message)
+    end
+    return #said > 0 and said
+  end, RUN_MS))
+end
+
 --- Open two Python files with a server that cannot run: one message.
 function S.broken_server(t)
   vim.cmd.edit('pkg/service.py')
