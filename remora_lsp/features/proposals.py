@@ -163,12 +163,13 @@ def _member_rejects(
     person (``CODE_ACTION``).
     """
     found = []
-    for index, node_id, said in app.proposals.member_anchors(proposal, path):
+    for index, node_id, label in app.proposals.member_anchors(proposal, path):
         node = app.nodes.get(node_id)
         if node is None or not first <= node.name_span.start_line <= last:
             continue
-        number, _, label = said.partition(" ")
-        title = f"Reject member {number} of the change set {label} with feedback…"
+        # Numbered from 1, as every text and editor shows members.
+        number = index + 1
+        title = f"Reject member {number} of the change set ({label}) with feedback…"
         argument = {"proposal_id": proposal.id, "members": [index]}
         found.append((title, "remora.proposal.reject", argument))
     return found

@@ -30,9 +30,9 @@ from remora_core.front.errors import (
 from remora_core.model import ProposalStatus
 from remora_core.review.change_sets import (
     describe,
+    member_label,
     refuse_partial,
     refuse_rejecting,
-    said_member,
 )
 from remora_core.review.decisions import NotApplicable
 from remora_core.review.edits import FileEdit
@@ -200,7 +200,7 @@ class Proposals:
         self, proposal: Proposal, path: str
     ) -> list[tuple[int, str, str]]:
         """Where each member of a pending change set is decided alone in
-        ``path``: ``(index, node id, "2 (rewrite make_item)")`` — on its node,
+        ``path``: ``(index, node id, "rewrite make_item")`` — on its node,
         or, for a member with none (a new file), on the node that asked for
         the set. Nothing for a set of one member: deciding it decides the set.
         """
@@ -213,7 +213,7 @@ class Proposals:
             node = graph.get(member.node_id) if member.node_id else None
             node = node or asker
             if node is not None and node.file_path == path:
-                found.append((index, node.id, said_member(proposal, index)))
+                found.append((index, node.id, member_label(member)))
         return found
 
     def describe(self, proposal: Proposal) -> str:

@@ -287,8 +287,8 @@ def refuse_partial(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ...]
     for i, j in proposal.depends_on:
         if i in picked and j not in picked:
             raise ValueError(
-                f"member {said_member(proposal, i)} needs member "
-                f"{said_member(proposal, j)}: accept both, or neither"
+                f"member {_said(proposal, i)} needs member {_said(proposal, j)}: "
+                "accept both, or neither"
             )
     return picked
 
@@ -307,8 +307,8 @@ def refuse_rejecting(proposal: Proposal, chosen: Iterable[int]) -> tuple[int, ..
         others = sorted({i for found in needing.values() for i in found})
         together = _numbers(sorted({*picked, *others}))
         raise ValueError(
-            f"member {said_member(proposal, j)} is needed by "
-            + ", ".join(f"member {said_member(proposal, i)}" for i in sorted(users))
+            f"member {_said(proposal, j)} is needed by "
+            + ", ".join(f"member {_said(proposal, i)}" for i in sorted(users))
             + f": reject members {together} together, or the whole set"
         )
     return picked
@@ -330,9 +330,9 @@ def _picked(proposal: Proposal, chosen: Iterable[int], verb: str) -> tuple[int, 
     return picked
 
 
-def said_member(proposal: Proposal, index: int) -> str:
+def _said(proposal: Proposal, index: int) -> str:
     """``2 (rewrite make_item)``: a member as a person sees it, from 1."""
-    return f"{index + 1} ({_label(proposal.members[index])})"
+    return f"{index + 1} ({member_label(proposal.members[index])})"
 
 
 def _numbers(indices: Sequence[int]) -> str:
@@ -376,7 +376,8 @@ def without(
     )
 
 
-def _label(member: Member) -> str:
+def member_label(member: Member) -> str:
+    """``rewrite make_item``, ``pkg/currency.py``: a member in a few words."""
     names = sorted(_names(member))
     what = names[0] if names and member.kind != "new_file" else member.path
     return f"{member.kind} {what}" if what != member.path else member.path
