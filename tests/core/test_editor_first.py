@@ -73,8 +73,9 @@ async def test_without_an_editor_nothing_holds_a_turn():
 
 
 async def test_a_long_request_no_longer_holds_turns():
-    first = editor(hold_s=0.0)
+    first = editor(hold_s=0.001)
     first.asked("chat")  # e.g. a command that waits for the turn itself
+    await asyncio.sleep(0.01)  # older than the hold
     await asyncio.wait_for(first.give_way(), LONG)
     assert first.waits == 0
 
