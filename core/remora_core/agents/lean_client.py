@@ -85,10 +85,13 @@ class LeanOpenAI(AsyncOpenAI):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        hooks = self._client.event_hooks
-        hooks["request"].append(_give_way)
-        hooks["response"].append(_give_way)
-        self._client.event_hooks = hooks
+        http = getattr(self, "_client", None)  # the SDK's HTTP client
+        hooks = getattr(http, "event_hooks", None)
+        if not isinstance(hooks, dict):  # another SDK: requests still go,
+            return  # without these two points to give way
+        hooks.setdefault("request", []).append(_give_way)
+        hooks.setdefault("response", []).append(_give_way)
+        http.event_hooks = hooks
 
     @cached_property
     def chat(self) -> AsyncChat:  # type: ignore[override]  # a cached_property over the SDK's
