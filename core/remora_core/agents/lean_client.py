@@ -87,8 +87,8 @@ class LeanOpenAI(AsyncOpenAI):
         super().__init__(*args, **kwargs)
         http = getattr(self, "_client", None)  # the SDK's HTTP client
         hooks = getattr(http, "event_hooks", None)
-        if not isinstance(hooks, dict):  # another SDK: requests still go,
-            return  # without these two points to give way
+        if http is None or not isinstance(hooks, dict):  # another SDK: requests
+            return  # still go, without these two points to give way
         hooks.setdefault("request", []).append(_give_way)
         hooks.setdefault("response", []).append(_give_way)
         http.event_hooks = hooks
