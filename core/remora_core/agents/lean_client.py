@@ -51,7 +51,7 @@ class LeanCompletions(AsyncCompletions):
         # Between pydantic-ai's messages and the SDK's request: waiting
         # keystrokes go first (``remora_core/editor_first.py``).
         await give_way()
-        return await self._post(
+        answer = await self._post(
             "/chat/completions",
             body=body,
             options=make_request_options(
@@ -65,6 +65,9 @@ class LeanCompletions(AsyncCompletions):
             stream=bool(body.get("stream")),
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
+        if not body.get("stream"):  # (an open stream is not left to a wait)
+            await give_way()  # the SDK parsed the answer; pydantic-ai reads it next
+        return answer
 
 
 class LeanChat(AsyncChat):
