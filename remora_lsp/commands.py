@@ -15,7 +15,11 @@ does only what LSP adds:
 - positions are in the encoding negotiated at ``initialize`` (the
   :class:`~remora_core.front.table.Door`);
 - the front's errors become JSON-RPC errors: ``InvalidParams`` naming the
-  argument, ``RequestFailed`` with the reason, ``data`` saying which kind.
+  argument, ``RequestFailed`` with the reason, ``data`` saying which kind —
+  except for the command of a code action, marked by :data:`CODE_ACTION` as
+  its second argument: editors drop that answer and show its error as a bare
+  failure (VS Code: "Request workspace/executeCommand failed."), so the
+  refusal is said as a ``window/showMessage`` and the request answers null.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol.types import ErrorCodes
+from lsprotocol.types import ErrorCodes, MessageType, ShowMessageParams
 from pygls.exceptions import JsonRpcException
 from remora_core.front.commands import COMMANDS
 from remora_core.front.errors import (
@@ -44,6 +48,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+CODE_ACTION = {"origin": "codeAction"}
+"""The second argument of the command a code action carries (see the module
+doc): its refusal is shown to the person, not answered as an error."""
+
 
 def register(server: RemoraLanguageServer) -> None:
     """Register every command of the table."""
@@ -55,12 +63,22 @@ def _handler(entry: Command) -> Any:
     # ``ls`` is left unannotated: pygls evaluates a command handler's hints
     # at call time, when the server class is not importable from here.
     async def handle(ls, *args: Any) -> Any:
+        in_action = len(args) == 2 and args[1] == CODE_ACTION
         try:
             arguments = parse(
-                entry.arguments, _one_object(args, entry.name), entry.name
+                entry.arguments,
+                _one_object(args[:1] if in_action else args, entry.name),
+                entry.name,
             )
             return _sendable(await _route(ls, entry, arguments), entry.name)
         except FrontError as error:
+            if in_action:
+                log.info("%s refused: %s", entry.name, error)
+                message = f"Remora: {error}"
+                ls.window_show_message(
+                    ShowMessageParams(type=MessageType.Warning, message=message)
+                )
+                return None
             raise JsonRpcException(
                 str(error), code=error_code(error), data=error_data(error)
             ) from None

@@ -86,8 +86,8 @@ that send the command (its node page, runs panel, graph, …); the page sends
 nothing else.
 
 Any LSP client also gets the "Accept", "Reject with feedback…" and "Show diff"
-code actions and the code lenses from the server itself
-([Other editors](../other-editors.md)).
+code actions (and a change set's "Reject member N of the change set …") and
+the code lenses from the server itself ([Other editors](../other-editors.md)).
 """
 
 

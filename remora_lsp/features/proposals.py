@@ -10,8 +10,12 @@
   ``remora.proposal.accept {proposal_id, edit_applied: true}``: the editor
   applies the edit, so the command only waits for the ``didChange`` carrying
   it — which LSP lets arrive after the command — and records it), "Reject
-  with feedback…" and "Show diff". Code actions and diagnostics read stored
-  state only — never a model.
+  with feedback…", "Show diff" and, for each member of a change set on its
+  own node (a new file's on the asking node), "Reject member 2 of the change
+  set (rewrite make_item) with feedback…" (``members: [1]``: the rest stays
+  pending). Every command carries :data:`~remora_lsp.commands.CODE_ACTION`,
+  so a refusal (a member others need) reaches the person as a message. Code
+  actions and diagnostics read stored state only — never a model.
 - Only what the client announced (:class:`ActionSupport`): ``data``,
   ``isPreferred``, ``disabled``, the ``LLMGenerated`` tag each need their
   capability; an "Accept" that could only be shown disabled is left out for a
@@ -33,11 +37,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from remora_core.front.errors import CannotApply
 
+from remora_lsp.commands import CODE_ACTION
 from remora_lsp.editor import NO_CREATE, can_create, refuse_creation, workspace_edit
 from remora_lsp.features.inline_ids import inline_id_action
 
@@ -139,11 +144,35 @@ def _accept_action(
     # applies it, so the command only waits for it and records it.
     argument = {**proposal_id, "edit_applied": True}
     action.command = types.Command(
-        title="Accept", command="remora.proposal.accept", arguments=[argument]
+        title="Accept",
+        command="remora.proposal.accept",
+        arguments=[argument, CODE_ACTION],
     )
     if support.data:
         action.data = proposal_id
     return action
+
+
+def _member_rejects(
+    app: RemoraApp, proposal: Proposal, path: str, first: int, last: int
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The "Reject member 2 of the change set (rewrite make_item)…" of each
+    member of a set shown on lines ``first``-``last`` of ``path``: the same
+    command as "Reject with feedback…" (the person is asked for it), with
+    that member's index; a member that others need is refused, said to the
+    person (``CODE_ACTION``).
+    """
+    found = []
+    for index, node_id, label in app.proposals.member_anchors(proposal, path):
+        node = app.nodes.get(node_id)
+        if node is None or not first <= node.name_span.start_line <= last:
+            continue
+        # Numbered from 1, as every text and editor shows members.
+        number = index + 1
+        title = f"Reject member {number} of the change set ({label}) with feedback…"
+        argument = {"proposal_id": proposal.id, "members": [index]}
+        found.append((title, "remora.proposal.reject", argument))
+    return found
 
 
 def code_actions(
@@ -169,27 +198,30 @@ def code_actions(
             continue
         argument = {"proposal_id": proposal.id}
         titled = [
-            ("Reject with feedback…", "remora.proposal.reject"),
-            ("Show diff", "remora.proposal.diff"),
+            ("Reject with feedback…", "remora.proposal.reject", argument),
+            ("Show diff", "remora.proposal.diff", argument),
+            *_member_rejects(app, proposal, path, first, last),
         ]
         if not support.literals:  # commands only: the server applies the edit
             title = f"Accept: {app.proposals.title(proposal)}"
-            titled.insert(0, (title, "remora.proposal.accept"))
+            titled.insert(0, (title, "remora.proposal.accept", argument))
             actions += [
-                types.Command(title=t, command=c, arguments=[argument])
-                for t, c in titled
+                types.Command(title=t, command=c, arguments=[a, CODE_ACTION])
+                for t, c, a in titled
             ]
             continue
         accept = _accept_action(ls, app, proposal, support, tags)
         if accept is not None:
             actions.append(accept)
-        for title, command in titled:
+        for title, command, arguments in titled:
             actions.append(
                 types.CodeAction(
                     title=title,
                     kind=types.CodeActionKind.QuickFix,
                     command=types.Command(
-                        title=title, command=command, arguments=[argument]
+                        title=title,
+                        command=command,
+                        arguments=[arguments, CODE_ACTION],
                     ),
                     tags=tags,
                 )

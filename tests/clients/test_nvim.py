@@ -637,6 +637,22 @@ def test_trust_is_shown_given_and_forgotten_with_remora_trust(workspace):
     assert observed["refused"] == "Remora: RemoraTrust takes nothing, yes, no or forget"
 
 
+def test_remora_trust_on_a_lone_file_says_there_is_no_project(workspace):
+    """Single-file mode: nothing above the file marks a project."""
+    alone = workspace.parent / "alone"
+    alone.mkdir()
+    lone = alone / "lone.py"
+    lone.write_text("def lone():\n    return 1\n", encoding="utf-8")
+    seen = run_nvim(
+        workspace, "trust_lone_file", env={"REMORA_TEST_FILE": str(lone)}
+    ).check()
+    assert seen.observed["root_dir"] is None
+    assert seen.observed["shown"] == [
+        "Remora: no project folder here (no remora.yaml, pyproject.toml or .git "
+        "above this file), so no repository to trust: its code never runs"
+    ]
+
+
 def test_a_missing_server_is_reported_once(workspace):
     missing = workspace.parent / "no-such-remora-lsp"
     seen = run_nvim(workspace, "broken_server", server=missing).check()
@@ -1232,3 +1248,36 @@ def test_new_files_and_change_sets_are_accepted_whole_or_not_at_all(workspace):
     assert o["guard_create"]["applied"] is False
     assert "exists already" in o["guard_create"]["failureReason"]
     assert o["guard_currency_kept"] == vscode_sets.CURRENCY.rstrip("\n")
+
+
+def test_a_member_is_rejected_from_its_code_action(workspace):
+    with ModelServer(responder=_sets_model) as model:
+        seen = run_nvim(workspace, "member_action", model).check()
+        requests = list(model.requests)
+    o = seen.observed
+    assert o["before"] == [
+        "Reject member 1 of the change set (rewrite order) with feedback…",
+        "Reject member 3 of the change set (pkg/currency.py) with feedback…",
+    ]
+    # The new module others need: the server's refusal in :messages, no
+    # feedback asked for, the set unchanged.
+    assert o["refused"] == (
+        "LSP[remora][Warning] Remora: member 3 (pkg/currency.py) is needed by "
+        "member 1 (rewrite order), member 2 (rewrite make_item): reject members "
+        "1, 2 and 3 together, or the whole set"
+    )
+    assert o["prompts_after_refusal"] == []
+    # Said once: not also as a failed request ("remora: -32602: …").
+    assert not [n for n in seen.notifications if "is needed by" in n]
+    # order's member: the feedback asked as for the whole set, read by the
+    # agent; the set goes on without it, order's file untouched.
+    assert len(o["prompts"]) == 1
+    assert o["rejected"]["members"] == [0]
+    assert any("SETS_FEEDBACK keep the rates" in json.dumps(r) for r in requests)
+    assert o["after"] == [
+        "Reject member 2 of the change set (pkg/currency.py) with feedback…"
+    ]
+    assert o["list"].startswith(
+        "Change set: add currency (1 definition in 1 file, 1 new file) · pr_"
+    )
+    assert o["service_unchanged"] is True

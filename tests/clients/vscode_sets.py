@@ -157,6 +157,13 @@ def check(seen: dict[str, Any], requests: list[dict[str, Any]]) -> None:
         "member 3 (pkg/currency.py) is needed by member 1 (rewrite order), "
         "member 2 (rewrite make_item)" in s["memberNeeded"]["reason"]
     )
+    # The members' code actions on order's line: its own and the new file's;
+    # the refused one answers nothing (the server shows why).
+    assert s["memberActions"] == [
+        "Reject member 1 of the change set (rewrite order) with feedback…",
+        "Reject member 3 of the change set (pkg/currency.py) with feedback…",
+    ]
+    assert s["memberActionRefused"] is None
     assert "currency" not in s["before"]["service"]
     # Accept All: every file changed, the new one created with its text.
     assert s["accepted"] == {"applied": True}

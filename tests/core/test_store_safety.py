@@ -21,6 +21,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import time
 
 from remora_core.events.models import HumanChat
 from remora_core.events.store import EventStore
@@ -199,6 +200,39 @@ async def test_a_deleted_store_is_rebuilt_with_every_row(tmp_path):
         r[0] for r in rows(database.path, "SELECT seq FROM events ORDER BY seq")
     ] == list(range(1, 13))
     assert (tmp_path / ".remora" / ".gitignore").read_text() == "*\n"
+
+
+async def test_overlapping_checks_rebuild_a_deleted_store_once(tmp_path):
+    """The periodic check and the one at close can overlap (the rebuild
+    waits in the database thread behind other writes): the store is rebuilt
+    once, told once as deleted, and the rebuilt file is never taken for
+    someone else's and moved aside (seen under load: "was replaced … moved
+    to remora.db.replaced-…").
+    """
+    database = await Database.open(tmp_path)
+    events = EventStore(database)
+    await events.open()
+    try:
+        for n in range(5):
+            await events.append(chat(n))
+        shutil.rmtree(tmp_path / ".remora")
+        # The database thread is busy (a shutdown's writes) when both look.
+        busy = asyncio.ensure_future(database._in_thread(lambda db: time.sleep(0.3)))
+        periodic = asyncio.ensure_future(rebuild_if_gone(database))
+        await asyncio.sleep(0.05)
+        at_close = asyncio.ensure_future(rebuild_if_gone(database))
+        told = await asyncio.gather(periodic, at_close)
+        await busy
+        await events.append(chat(5))
+    finally:
+        await events.close()
+        await database.close()
+    messages = [m for m in told if m is not None]
+    assert len(messages) == 1 and "was deleted" in messages[0], told
+    assert not [p for p in (tmp_path / ".remora").iterdir() if "replaced" in p.name]
+    assert [
+        r[0] for r in rows(database.path, "SELECT seq FROM events ORDER BY seq")
+    ] == list(range(1, 7))
 
 
 async def test_a_replaced_store_is_moved_aside_and_rebuilt(tmp_path):

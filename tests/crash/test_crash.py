@@ -273,6 +273,11 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path) -> None:
                     str(SEED + generation),
                 ],
                 stdout=subprocess.PIPE,
+                # Unbuffered: ``wait_for`` selects on the pipe, and a buffered
+                # reader could hold "ready" read along with "starting" where
+                # select cannot see it (the test then waited the whole
+                # READY_TIMEOUT_S for a worker long ready, on busy machines).
+                bufsize=0,
                 stderr=err,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )

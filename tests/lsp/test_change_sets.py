@@ -366,6 +366,113 @@ async def test_rejecting_one_member_keeps_the_rest_pending_and_tells_the_agent(
             assert service.text == before
 
 
+async def run_action(client, action: dict) -> object:
+    """Run a code action's command as an editor would: resolved first (it
+    comes without an edit), with every argument the server put in it.
+    """
+    from lsprotocol import types
+
+    from remora_lsp.testing.client import plain
+    from tests.lsp.helpers import raw_request
+
+    resolved = plain(await raw_request(client, "codeAction/resolve", action))
+    assert "edit" not in resolved
+    found = resolved["command"]
+    return plain(
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=found["command"], arguments=found["arguments"]
+            )
+        )
+    )
+
+
+async def member_rejects(client, buffer: Buffer, needle: str) -> dict[str, dict]:
+    """The "Reject member …" code actions on ``needle``'s line, by title."""
+    line = buffer.position(needle)[0]
+    return {
+        a["title"]: a
+        for a in await code_actions(client, buffer.uri, line)
+        if a["title"].startswith("Reject member ")
+    }
+
+
+REJECT_ORDER = "Reject member 1 of the change set (rewrite order) with feedback…"
+REJECT_CURRENCY = "Reject member 3 of the change set (pkg/currency.py) with feedback…"
+
+
+@pytest.mark.workspace("basic")
+@pytest.mark.parametrize("editor", EDITORS)
+async def test_a_member_is_rejected_from_its_code_action(editor, workspace):
+    with ModelServer() as model:
+        async with session(editor, workspace, settings(model)) as client:
+            apply_workspace_edits(client)
+            asked: list[str] = []
+
+            @client.feature("remora/askUser")
+            def ask_user(params):
+                asked.append(params.question_id)
+                return {"answer": "keep order as it is"}
+
+            service, models, set_id = await _propose_set(client, model, workspace)
+            assert models is not None
+            before = service.text
+            # Each member on its own node; the new file on the asking node.
+            on_order = await member_rejects(client, service, "def order")
+            assert list(on_order) == [REJECT_ORDER, REJECT_CURRENCY]
+            on_make_item = await member_rejects(client, models, "def make_item")
+            assert list(on_make_item) == [
+                "Reject member 2 of the change set (rewrite make_item) with feedback…"
+            ]
+
+            # The new module is needed by the others: the person is told why,
+            # never asked for feedback, and the set stays whole.
+            assert await run_action(client, on_order[REJECT_CURRENCY]) is None
+            told = await eventually(
+                lambda: [m for m in client.messages if "is needed by" in m.message]
+            )
+            assert [m.message for m in told] == [
+                "Remora: member 3 (pkg/currency.py) is needed by member 1 "
+                "(rewrite order), member 2 (rewrite make_item): reject members "
+                "1, 2 and 3 together, or the whole set"
+            ]
+            assert asked == []
+            shown = await command(
+                client, "remora.proposal.diff", {"proposal_id": set_id}
+            )
+            assert len(shown["members"]) == 3 and shown["status"] == "pending"
+
+            # order's member: feedback asked as for the whole set's Reject; the
+            # set goes on without it, order's file untouched.
+            model.reply_text("Understood: order stays as it is.")
+            answer = await run_action(client, on_order[REJECT_ORDER])
+            assert isinstance(answer, dict)
+            assert asked == [f"feedback_{set_id}"]
+            done = await finished(client, answer["run_id"], timeout=LONG_S)
+            assert done["type"] == "agent_completed", done
+            (rejected,) = of_type(client, "rewrite_rejected", proposal_id=set_id)
+            assert rejected["feedback"] == "keep order as it is"
+            listed = await command(
+                client, "remora.proposals.list", {"status": "pending"}
+            )
+            (item,) = [p for p in listed if p["id"] == set_id]
+            assert item["title"] == (
+                "Change set: add currency (1 definition in 1 file, 1 new file)"
+            )
+            assert [m["path"] for m in item["members"]] == [
+                "pkg/models.py",
+                "pkg/currency.py",
+            ]
+            assert service.text == before
+            # The actions follow the set as it is now, numbered again.
+            assert list(await member_rejects(client, service, "def order")) == [
+                "Reject member 2 of the change set (pkg/currency.py) with feedback…"
+            ]
+            assert list(await member_rejects(client, models, "def make_item")) == [
+                "Reject member 1 of the change set (rewrite make_item) with feedback…"
+            ]
+
+
 FIRST = """def first_helper():
     return 1"""
 SECOND = """def second_helper():

@@ -30,6 +30,7 @@ from remora_core.front.errors import (
 from remora_core.model import ProposalStatus
 from remora_core.review.change_sets import (
     describe,
+    member_label,
     refuse_partial,
     refuse_rejecting,
 )
@@ -193,6 +194,26 @@ class Proposals:
             node = self._index.graph.get(node_id) if node_id else None
             if node is not None and node.file_path == path and node_id not in found:
                 found.append(node.id)
+        return found
+
+    def member_anchors(
+        self, proposal: Proposal, path: str
+    ) -> list[tuple[int, str, str]]:
+        """Where each member of a pending change set is decided alone in
+        ``path``: ``(index, node id, "rewrite make_item")`` — on its node,
+        or, for a member with none (a new file), on the node that asked for
+        the set. Nothing for a set of one member: deciding it decides the set.
+        """
+        if proposal.kind != "change_set" or len(proposal.members) < 2:
+            return []
+        graph = self._index.graph
+        asker = graph.get(proposal.node_id)
+        found: list[tuple[int, str, str]] = []
+        for index, member in enumerate(proposal.members):
+            node = graph.get(member.node_id) if member.node_id else None
+            node = node or asker
+            if node is not None and node.file_path == path:
+                found.append((index, node.id, member_label(member)))
         return found
 
     def describe(self, proposal: Proposal) -> str:

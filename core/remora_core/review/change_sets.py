@@ -332,7 +332,7 @@ def _picked(proposal: Proposal, chosen: Iterable[int], verb: str) -> tuple[int, 
 
 def _said(proposal: Proposal, index: int) -> str:
     """``2 (rewrite make_item)``: a member as a person sees it, from 1."""
-    return f"{index + 1} ({_label(proposal.members[index])})"
+    return f"{index + 1} ({member_label(proposal.members[index])})"
 
 
 def _numbers(indices: Sequence[int]) -> str:
@@ -376,7 +376,8 @@ def without(
     )
 
 
-def _label(member: Member) -> str:
+def member_label(member: Member) -> str:
+    """``rewrite make_item``, ``pkg/currency.py``: a member in a few words."""
     names = sorted(_names(member))
     what = names[0] if names and member.kind != "new_file" else member.path
     return f"{member.kind} {what}" if what != member.path else member.path

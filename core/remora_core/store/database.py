@@ -77,6 +77,8 @@ class Database:
         self.max_bytes: int | None = None
         self._broken = False
         """Set in the database thread by the first write that failed."""
+        self.rebuilding = asyncio.Lock()
+        """Held while the store is checked and rebuilt (``store/rebuild.py``)."""
 
     @property
     def available(self) -> bool:

@@ -73,7 +73,18 @@ async def keep_store(
 async def rebuild_if_gone(database: Database) -> str | None:
     """Rebuild the store if its file was deleted or replaced; what happened,
     for the person (None if nothing did).
+
+    One check at a time per store: the periodic check and the one at close
+    can overlap (a rebuild waits in the database thread behind the
+    shutdown's writes), and a second check looking while the first was
+    putting its copy in place would take that copy for someone else's file,
+    move it aside and tell the person the store was "replaced".
     """
+    async with database.rebuilding:
+        return await _rebuild_if_gone(database)
+
+
+async def _rebuild_if_gone(database: Database) -> str | None:
     if not database.writable or database.identity is None:
         return None
     current = file_identity(database.path)
@@ -98,7 +109,6 @@ async def rebuild_if_gone(database: Database) -> str | None:
     except (OSError, sqlite3.Error) as error:
         await database.fail("rebuilding", error)
         return None
-    database.identity = file_identity(database.path)
     what = "deleted" if current is None else "replaced"
     message = (
         f"Remora's store {database.path} was {what} while the server ran; it was "
@@ -165,4 +175,7 @@ def _copy_and_switch(database: Database, db: sqlite3.Connection) -> Path | None:
     # aiosqlite runs every job on ``_connection`` (see Database._in_thread);
     # swapping it here, in its thread, is atomic with respect to other jobs.
     connection._connection = fresh
+    # With the switch, not after the await: a caller cancelled meanwhile (a
+    # close) must not leave the new file looking like someone else's.
+    database.identity = file_identity(database.path)
     return moved

@@ -498,6 +498,24 @@ function S.trust(t)
   t.observe('refused', after('maybe', 'RemoraTrust takes'))
 end
 
+--- :RemoraTrust on a lone file (REMORA_TEST_FILE: no remora.yaml,
+--- pyproject.toml or .git above it): Neovim starts the server without a
+--- root, and the person is told there is no repository to trust.
+function S.trust_lone_file(t)
+  local buf = t.open(assert(os.getenv('REMORA_TEST_FILE')))
+  local client = vim.lsp.get_clients({ name = 'remora', bufnr = buf })[1]
+  t.observe('root_dir', client.root_dir or vim.NIL)
+  local notes = #t.result.notifications
+  vim.cmd('RemoraTrust')
+  t.observe('shown', t.wait(':RemoraTrust answered', function()
+    local said = {}
+    for i = notes + 1, #t.result.notifications do
+      table.insert(said, t.result.notifications[i].message)
+    end
+    return #said > 0 and said
+  end, RUN_MS))
+end
+
 --- Open two Python files with a server that cannot run: one message.
 function S.broken_server(t)
   vim.cmd.edit('pkg/service.py')
@@ -1303,6 +1321,81 @@ function S.sets(t)
   local create = { documentChanges = { { kind = 'create', uri = uri('pkg/currency.py'), options = { overwrite = false, ignoreIfExists = false } } } }
   t.observe('guard_create', guard.handler(nil, { edit = create }, { client_id = client.id }))
   t.observe('guard_currency_kept', currency > 0 and t.text(currency) or nil)
+end
+
+--- The code actions on `needle`'s line whose title starts with `prefix`;
+--- with `pick`, the one starting with `pick` is run (as a person picks it
+--- from `vim.lsp.buf.code_action()`).
+local function code_actions(t, buf, needle, prefix, pick)
+  api.nvim_set_current_buf(buf)
+  t.cursor_to(needle)
+  local titles, done = {}, false
+  vim.lsp.buf.code_action({
+    filter = function(action)
+      if action.title:sub(1, #prefix) == prefix then
+        table.insert(titles, action.title)
+      end
+      return pick ~= nil and action.title:sub(1, #pick) == pick
+    end,
+    apply = pick ~= nil,
+  })
+  if pick == nil then
+    -- Nothing to apply: the menu would stay open; the titles came with it.
+    vim.wait(RUN_MS, function()
+      done = #titles > 0
+      return done
+    end, 50)
+  end
+  return titles
+end
+
+--- A change set's member rejected from its code action on its definition
+--- line ("Reject member 1 of the change set (rewrite order) with
+--- feedback…"): the feedback asked for, the set goes on without it; the new
+--- module's action, needed by the others, shows the server's refusal.
+function S.member_action(t)
+  stub_input(t, function()
+    return 'SETS_FEEDBACK keep the rates where they are'
+  end)
+  vim.ui.select = function(items, _, on_choice)
+    on_choice(items[1], 1) -- the one action the filter kept
+  end
+  local service = t.open('pkg/service.py')
+  local set_id, asker = ask_order(t, service, 'SETS_CHANGE_SET please')
+  t.observe('before', code_actions(t, service, 'def order', 'Reject member '))
+  local before_text = t.text(service)
+
+  local messages = function()
+    return api.nvim_exec2('messages', { output = true }).output
+  end
+  code_actions(t, service, 'def order', 'Reject member ', 'Reject member 3 ')
+  t.observe('refused', t.wait('the refusal shown', function()
+    for line in vim.gsplit(messages(), '\n', { plain = true }) do
+      if line:find('is needed by', 1, true) then
+        return line
+      end
+    end
+  end, RUN_MS))
+  t.observe('prompts_after_refusal', vim.deepcopy(t.result.observed.prompts))
+
+  local runs = #t.events('agent_completed', { agent_id = asker })
+  code_actions(t, service, 'def order', 'Reject member ', 'Reject member 1 ')
+  t.observe('rejected', t.wait('the member rejected', function()
+    return t.events('rewrite_rejected', { proposal_id = set_id })[1]
+  end, RUN_MS))
+  t.wait('the run with the feedback', function()
+    return #t.events('agent_completed', { agent_id = asker }) > runs
+  end, RUN_MS)
+  t.observe('after', code_actions(t, service, 'def order', 'Reject member '))
+  vim.cmd('RemoraProposals')
+  t.observe('list', t.wait('the set listed without the member', function()
+    for _, item in ipairs(quickfix().items) do
+      if item.text:find(set_id, 1, true) and item.text:find('1 definition in 1 file', 1, true) then
+        return item.text
+      end
+    end
+  end, RUN_MS))
+  t.observe('service_unchanged', t.text(service) == before_text)
 end
 
 return S

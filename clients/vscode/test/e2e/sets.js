@@ -129,6 +129,13 @@ exports.run = async function run(api, observed, step, { until, snapshot: suiteSn
   s.memberAlone = await vscode.commands.executeCommand("remora.acceptMember", { proposal_id: setId, member: 0 });
   // Rejecting the new module alone would leave the others calling what is not there: refused, naming them.
   s.memberNeeded = await vscode.commands.executeCommand("remora.rejectMember", { proposal_id: setId, member: 2, feedback: "not this one" });
+  // The same from the member's code action (the server's, any LSP client's):
+  // the refusal is the server's message, the command answers nothing.
+  const orderLine = serviceDoc.getText().split("\n").findIndex((l) => l.startsWith("def order"));
+  const setActions = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", serviceDoc.uri, new vscode.Range(orderLine, 0, orderLine, 0), undefined, 20);
+  s.memberActions = setActions.map((a) => a.title).filter((t) => t.startsWith("Reject member "));
+  const neededAction = setActions.find((a) => a.title.startsWith("Reject member 3 "));
+  s.memberActionRefused = neededAction ? ((await vscode.commands.executeCommand(neededAction.command.command, ...neededAction.command.arguments)) ?? null) : "no action";
   s.before = { service: serviceDoc.getText(), models: modelsDoc.getText() };
   const setItem = proposals.getChildren().find((e) => e.kind === "changeSet" && e.proposal_id === setId);
   s.accepted = await vscode.commands.executeCommand("remora.acceptChangeSet", setItem);
