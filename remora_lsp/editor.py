@@ -25,10 +25,7 @@ files the editor holds open, the disk (atomically) for any other file.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -166,9 +163,6 @@ class LspEditor:
         self.root = root
         self.views = tuple(views)
         """What shows events in the editor (see the module doc)."""
-        self._progress: weakref.WeakSet[LspProgress] = weakref.WeakSet()
-        """Progress handed out, while anything holds it (its sending task does
-        until the end is written)."""
 
     async def apply(self, files: Sequence[FileEdit], label: str) -> Applied:
         """``workspace/applyEdit``; raises if the editor answers an error."""
@@ -190,22 +184,7 @@ class LspEditor:
 
     def progress(self) -> ProgressSink | None:
         """Work-done progress, when the client shows it."""
-        if not supports_progress(self.ls):
-            return None
-        sink = LspProgress(self.ls)
-        self._progress.add(sink)
-        return sink
-
-    async def progress_written(self, timeout: float) -> None:
-        """Wait (at most ``timeout`` seconds) until every progress of this
-        editor that was ended has had its end written to the editor.
-        """
-        ending = [
-            p.done.wait() for p in self._progress if p.ending and not p.done.is_set()
-        ]
-        if ending:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*ending), timeout)
+        return LspProgress(self.ls) if supports_progress(self.ls) else None
 
     def notify(self, message: str) -> None:
         """A warning shown once per session."""

@@ -33,11 +33,6 @@ class LspProgress:
         self.token = f"remora/{uuid.uuid4()}"
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._last_report = 0.0
-        self.ending = False
-        """Whether the end message was queued."""
-        self.done = asyncio.Event()
-        """Set once nothing more will be written: the end was, or the client
-        refused the token."""
         server.run_task(self._send_all(), name=f"progress {self.token}")
 
     def begin(
@@ -67,16 +62,9 @@ class LspProgress:
 
     def end(self, message: str | None = None) -> None:
         """Queue the end message."""
-        self.ending = True
         self._queue.put_nowait(types.WorkDoneProgressEnd(message=message))
 
     async def _send_all(self) -> None:
-        try:
-            await self._send_queued()
-        finally:
-            self.done.set()
-
-    async def _send_queued(self) -> None:
         progress = self.server.work_done_progress
         try:
             await progress.create_async(self.token)

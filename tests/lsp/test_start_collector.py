@@ -1,8 +1,8 @@
 """The cyclic collector while projects start (``features/lifecycle.py``).
 
-It stays off from a project's start to the freeze after indexing, so that the
-objects indexing made are walked once (by the collection before the freeze)
-rather than also by an automatic one when indexing ends. What a person would
+It stays off from a project's start to the freeze after indexing, so that no
+collection walks the hundreds of thousands of objects indexing made before
+the person is told indexing ended (they are frozen instead). What a person would
 notice if this went wrong is memory that is never collected again: the
 collector must come back on once the last start is over, whatever the order
 in which several folders finish, and the engine's own pause while indexing
@@ -46,7 +46,7 @@ def test_the_engines_pause_while_indexing_leaves_it_off_until_the_start_ends() -
     with _collector_off():
         with collector_paused():  # indexing
             assert not gc.isenabled()
-        assert not gc.isenabled()  # the collection before the freeze comes first
+        assert not gc.isenabled()  # the heap is frozen first
     assert gc.isenabled()
 
 
