@@ -769,6 +769,8 @@ class GraphModel:
 
     def __init__(self, slow: bool = False) -> None:
         self.slow = slow
+        self.delayed = 0
+        """Rewrites answered slowly (requests that reached the model)."""
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         messages = request["messages"]
@@ -790,6 +792,7 @@ class GraphModel:
             head, rest = source.split("\n", 1)
             source = f"{head}\n{DOC}\n{rest}"
         call = ("rewrite_self", {"new_source": source})
+        self.delayed += self.slow
         return Reply(tool_calls=[call], delay_s=60 if self.slow else 0)
 
 
@@ -1021,9 +1024,12 @@ def test_an_interrupted_graph_run_is_resumed_from_neovim(workspace):
 
 def test_a_graph_run_is_cancelled_from_neovim(workspace):
     batch_workspace(workspace)
-    with ModelServer(responder=GraphModel(slow=True)) as model:
+    slow = GraphModel(slow=True)
+    with ModelServer(responder=slow) as model:
         seen = run_nvim(workspace, "graph_cancel", model).check()
-        wait_for(lambda: model.closed_early >= 1)
+        # Every slow request that reached the model was hung up (the cancel
+        # can land before one leaves on a busy machine: see the cancel test).
+        wait_for(lambda: model.closed_early == slow.delayed)
     (completed,) = seen.of_type("graph_completed")
     assert completed["outcome"] == "cancelled"
     graph_run_id = completed["graph_run_id"]

@@ -26,7 +26,7 @@ import time
 from remora_core.events.models import HumanChat
 from remora_core.events.store import EventStore
 from remora_core.model import ProposalStatus
-from remora_core.store import Database
+from remora_core.store import Database, rebuild
 from remora_core.store.migrations import LATEST_VERSION
 from remora_core.store.ownership import OwnerInfo, StoreLock
 from remora_core.store.rebuild import rebuild_if_gone
@@ -233,6 +233,38 @@ async def test_overlapping_checks_rebuild_a_deleted_store_once(tmp_path):
     assert [
         r[0] for r in rows(database.path, "SELECT seq FROM events ORDER BY seq")
     ] == list(range(1, 7))
+
+
+async def test_a_rebuild_under_way_when_the_project_closes_is_still_told(
+    tmp_path, monkeypatch
+):
+    """The periodic check is cancelled at close (its task set is), maybe while
+    its rebuild waits in the database thread: the rebuild still ends, the
+    check at close finds nothing left to do, and the person is told once
+    (seen under load: ``remora ask`` said nothing of a deleted store).
+    """
+    monkeypatch.setattr(rebuild, "STORE_CHECK_S", 0.01)
+    database = await Database.open(tmp_path)
+    events = EventStore(database)
+    await events.open()
+    told: list[str] = []
+    try:
+        await events.append(chat(0))
+        shutil.rmtree(tmp_path / ".remora")
+        busy = asyncio.ensure_future(database._in_thread(lambda db: time.sleep(0.4)))
+        keeper = asyncio.ensure_future(
+            rebuild.keep_store(database, lambda: False, told.append)
+        )
+        await asyncio.sleep(0.1)  # its rebuild waits behind ``busy``
+        keeper.cancel()  # the project closes
+        assert await rebuild_if_gone(database) is None  # the check at close
+        await busy
+        await asyncio.sleep(0)  # the finished check's callback
+    finally:
+        await events.close()
+        await database.close()
+    assert len(told) == 1 and "was deleted" in told[0], told
+    assert rows(database.path, "SELECT seq FROM events") == [(1,)]
 
 
 async def test_a_replaced_store_is_moved_aside_and_rebuilt(tmp_path):

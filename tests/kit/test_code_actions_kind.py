@@ -84,6 +84,9 @@ async def test_the_kit_client_gets_the_accept_action_as_a_code_action(workspace)
     assert accept.title.startswith("Accept: ")
     assert accept.command is not None
     assert accept.command.command == "remora.proposal.accept"
+    # The second argument marks the command as a code action's (a refusal is
+    # then shown as a message: remora_lsp/commands.py).
     assert plain(accept.command.arguments) == [
-        {"proposal_id": made["id"], "edit_applied": True}
+        {"proposal_id": made["id"], "edit_applied": True},
+        {"origin": "codeAction"},
     ]

@@ -76,7 +76,7 @@ async def test_a_store_deleted_while_the_cli_writes_keeps_ids_and_proposal(
         )
         assert code == 0, err
         [made] = json.loads(out)["proposals"]
-        assert "was deleted while" in err  # said, not silent
+        assert "was deleted while" in err, err  # said, not silent
 
         code, out, err = await remora(workspace, "nodes", "--json")
         assert code == 0, err

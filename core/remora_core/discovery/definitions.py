@@ -23,6 +23,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
+from remora_core.discovery.parser import python_language
 from remora_core.model import Definition, NodeKind, Span
 
 if TYPE_CHECKING:
@@ -53,6 +54,57 @@ _CONTAINERS = frozenset(
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
 
+
+def _field_id(name: str) -> int:
+    """A field's id: a lookup by id skips matching the field's name each time."""
+    field = python_language().field_id_for_name(name)
+    assert field is not None, f"the grammar has no field {name!r}"
+    return field
+
+
+_NAME = _field_id("name")
+_BODY = _field_id("body")
+_DEFINITION = _field_id("definition")
+_new = tuple.__new__
+"""Builds a named tuple from its fields in order: its own ``__new__`` is Python."""
+
+
+def _kind_ids(names: frozenset[str]) -> frozenset[int]:
+    """Every kind id whose type is one of ``names`` (a type may have several
+    ids: aliases); ``ERROR`` nodes have an id of their own, outside the
+    grammar's table.
+    """
+    language = python_language()
+    ids = {
+        kind
+        for kind in range(language.node_kind_count)
+        if language.node_kind_for_id(kind) in names
+    }
+    if "ERROR" in names:
+        ids.add(_ERROR_ID)
+    return frozenset(ids)
+
+
+_ERROR_ID = 0xFFFF
+"""Tree-sitter's kind id of ``ERROR`` nodes (its error symbol, -1 as 16 bits)."""
+_DEFINITION_IDS = _kind_ids(_DEFINITIONS)
+_DECORATED_IDS = _kind_ids(frozenset({"decorated_definition"}))
+_CONTAINER_IDS = _kind_ids(_CONTAINERS)
+_IMPORT_IDS = _kind_ids(_IMPORTS)
+_CLASS_IDS = _kind_ids(frozenset({"class_definition"}))
+_COMMENT_IDS = _kind_ids(frozenset({"comment"}))
+assert Definition._fields == (
+    "kind",
+    "name",
+    "qualified_name",
+    "span",
+    "name_span",
+    "parent",
+    "source_hash",
+    "inline_id",
+    "has_error",
+), "definitions are built positionally"
+
 INLINE_ID = re.compile(rb"#\s*(rm_[a-z0-9]{8})\s*$")
 FILE_INLINE_ID = re.compile(rb"\A#\s*remora-file:\s*(rm_[a-z0-9]{8})\s*(?:\r?\n|\r|\Z)")
 
@@ -69,9 +121,9 @@ def content_end(node: tree_sitter.Node) -> tree_sitter.Node:
     building ``children`` lists for long blocks would dominate the cost.
     """
     current = node
-    while current.child_count:
-        child = current.child(current.child_count - 1)
-        while child is not None and child.type == "comment":
+    while count := current.child_count:
+        child = current.child(count - 1)
+        while child is not None and child.kind_id in _COMMENT_IDS:
             child = child.prev_sibling
         if child is None:
             break
@@ -103,6 +155,8 @@ class _Extractor:
         """Tree-sitter counts rows at ``\n`` only; LSP also breaks lines at a
         lone ``\r``. Without any ``\r`` a node's points are its line and byte
         column, read from the tree instead of looked up."""
+        self.all_ascii = text.isascii()
+        """Every span of an ASCII text is ASCII: no line prefix to look at."""
         self.found: list[Definition] = []
         self.node_ends: list[int] = []
         """End byte of each definition's whole node (trailing comments included)."""
@@ -134,30 +188,40 @@ class _Extractor:
         start, end = first.start_byte, last.end_byte
         start_line, start_col = first.start_point
         end_line, end_col = last.end_point
-        text = self.text
-        ascii_ = (
-            text[start - start_col : start].isascii()
-            and text[end - end_col : end].isascii()
+        if self.all_ascii:
+            ascii_ = True
+        else:
+            text = self.text
+            ascii_ = (
+                text[start - start_col : start].isascii()
+                and text[end - end_col : end].isascii()
+            )
+        # ``tuple.__new__``: the named tuple's own ``__new__`` is Python code.
+        return _new(
+            Span, (start, end, start_line, start_col, end_line, end_col, ascii_)
         )
-        return Span(start, end, start_line, start_col, end_line, end_col, ascii_)
 
     def _col(self, line: int, offset: int) -> int:
         return offset - self.lines.line_start(line)
 
     def walk(self, node: tree_sitter.Node, parent: int, scope: str) -> None:
-        for child in node.children:
-            kind = child.type
-            if kind in _DEFINITIONS:
+        # Named children only: the anonymous ones (keywords, ``:``) are never
+        # definitions, containers or imports, and each child read is a Node
+        # object built.
+        # Kinds compared as ids: reading a node's type builds a string.
+        for child in node.named_children:
+            kind = child.kind_id
+            if kind in _DEFINITION_IDS:
                 self.add(child, child, parent, scope)
-            elif kind == "decorated_definition":
-                definition = child.child_by_field_name("definition")
-                if definition is not None and definition.type in _DEFINITIONS:
+            elif kind in _DECORATED_IDS:
+                definition = child.child_by_field_id(_DEFINITION)
+                if definition is not None and definition.kind_id in _DEFINITION_IDS:
                     self.add(child, definition, parent, scope)
                 else:  # recovered garbage: look inside for anything usable
                     self.walk(child, parent, scope)
-            elif kind in _CONTAINERS:
+            elif kind in _CONTAINER_IDS:
                 self.walk(child, parent, scope)
-            elif kind in _IMPORTS and self.imports is not None:
+            elif kind in _IMPORT_IDS and self.imports is not None:
                 self.imports.append(child)
 
     def add(
@@ -167,8 +231,8 @@ class _Extractor:
         parent: int,
         scope: str,
     ) -> None:
-        name_node = definition.child_by_field_name("name")
-        body = definition.child_by_field_name("body")
+        name_node = definition.child_by_field_id(_NAME)
+        body = definition.child_by_field_id(_BODY)
         if name_node is None or name_node.start_byte == name_node.end_byte:
             # Nothing to call it: keep looking inside for recoverable children.
             if body is not None:
@@ -178,7 +242,7 @@ class _Extractor:
             name_node.text.decode("utf-8", errors="replace") if name_node.text else ""
         )
         qualified = f"{scope}.{name}" if scope else name
-        if definition.type == "class_definition":
+        if definition.kind_id in _CLASS_IDS:
             kind = NodeKind.CLASS
         elif parent >= 0 and self.found[parent].kind is NodeKind.CLASS:
             kind = NodeKind.METHOD
@@ -189,16 +253,19 @@ class _Extractor:
         index = len(self.found)
         self.node_ends.append(outer.end_byte)
         self.found.append(
-            Definition(
-                kind=kind,
-                name=name,
-                qualified_name=qualified,
-                span=self.node_span(outer, last),
-                name_span=self.node_span(name_node, name_node),
-                parent=parent,
-                source_hash=source_hash(self.view[start:end]),
-                inline_id=self.inline_id(definition, name_node),
-                has_error=outer.has_error,
+            _new(  # the fields in declaration order (see ``Definition``)
+                Definition,
+                (
+                    kind,
+                    name,
+                    qualified,
+                    self.node_span(outer, last),
+                    self.node_span(name_node, name_node),
+                    parent,
+                    source_hash(self.view[start:end]),
+                    self.inline_id(definition, name_node),
+                    outer.has_error,
+                ),
             )
         )
         if body is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import tree_sitter
 
-from remora_core.discovery.parser import query
+from remora_core.discovery.parser import python_language, query
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -48,6 +48,13 @@ class ImportRef(NamedTuple):
     binding: str
 
 
+_IDENTIFIER_IDS = frozenset(
+    kind
+    for kind in range(python_language().node_kind_count)
+    if python_language().node_kind_for_id(kind) == "identifier"
+)
+"""Kind ids of ``identifier`` nodes (aliases give a type several)."""
+
 _PLAIN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 """ASCII identifiers joined by dots and nothing else (no space, no comment)."""
 
@@ -70,7 +77,11 @@ def _chain(
             start = node.start_byte
             end = start + len(parts[0])
             head = node.descendant_for_byte_range(start, end)
-            if head is not None and head.type == "identifier" and head.end_byte == end:
+            if (
+                head is not None
+                and head.kind_id in _IDENTIFIER_IDS  # an id: no type string built
+                and head.end_byte == end
+            ):
                 return parts
     return _dotted_by_node(node)
 
@@ -93,6 +104,10 @@ def _dotted_by_node(node: tree_sitter.Node) -> tuple[str, ...] | None:
     parts.append(intern(current.text.decode("utf-8", errors="replace")))
     parts.reverse()
     return tuple(parts)
+
+
+_UNREAD: tuple[str, ...] | None = ("not", "read")
+"""A name not decoded yet (compared by identity)."""
 
 
 class _Owners:
@@ -125,14 +140,14 @@ def extract_calls(
     """
     owner = _Owners(definitions).owner
     first: dict[CallSite, int] = {}
+    get = first.get
     captures = _cursor("calls").captures(tree.root_node)
     # A name's parts depend on its text alone: decoded once per file.
     names: dict[bytes | None, tuple[str, ...] | None] = {}
     for node in captures.get("name", ()):
         text = node.text
-        if text in names:
-            parts = names[text]
-        else:
+        parts = names.get(text, _UNREAD)
+        if parts is _UNREAD:
             # Interned: the same few names recur thousands of times, and the
             # pickle that carries them back from a worker holds each one once.
             parts = names[text] = (
@@ -141,7 +156,7 @@ def extract_calls(
         if parts:
             start = node.start_byte
             site = (owner(start), parts)
-            if first.get(site, start) >= start:
+            if get(site, start) >= start:
                 first[site] = start
     chains: dict[bytes, tuple[str, ...]] = {}
     for node in captures.get("chain", ()):
@@ -149,7 +164,7 @@ def extract_calls(
         if parts:
             start = node.start_byte
             site = (owner(start), parts)
-            if first.get(site, start) >= start:
+            if get(site, start) >= start:
                 first[site] = start
     # Document order of each site's first call (captures come in no set order).
     return sorted(first, key=first.__getitem__)

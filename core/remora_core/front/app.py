@@ -228,9 +228,10 @@ class RemoraApp:
         scanning = None
         records: Future[Vouched] = Future()
         if index.root is not None:
-            if not (index.root / STORE_DIR / DB_NAME).exists():
+            first = not (index.root / STORE_DIR / DB_NAME).exists()
+            if first:
                 index.extractor.start_ahead()  # a first index: every file
-            scanning = self._scan(records)
+            scanning = self._scan(records, wait=not first)
         try:
             parts = await ProjectParts.open(
                 index,
@@ -254,18 +255,22 @@ class RemoraApp:
             index.indexed.set()
         await parts.watch(self._watchers, self._on_owner_gone)
 
-    def _scan(self, records: Future[Vouched]) -> asyncio.Future[Scan]:
+    def _scan(self, records: Future[Vouched], *, wait: bool) -> asyncio.Future[Scan]:
         """List the files while the store loads; then hash those whose stat
         the stored ``records`` do not vouch for.
 
         The scan waits for the records, so it runs in a thread of its own: a
         thread of the shared pool blocked there could starve the store's
-        opening (several workspace folders start at once).
+        opening (several workspace folders start at once). Without a store
+        (``wait`` false: a first index) there are no records to wait for, and
+        every file is read at once (the parsing workers wait for the scan).
         """
         index = self._index
         assert index.root is not None
 
         def known() -> Vouched:
+            if not wait:
+                return {}
             try:
                 return records.result(timeout=RECORDS_WAIT_S)
             except TimeoutError:  # the store takes that long: read every file

@@ -65,9 +65,25 @@ async def keep_store(
         await asyncio.sleep(STORE_CHECK_S)
         if closed() or not database.writable:
             return
-        message = await rebuild_if_gone(database)
-        if message is not None:
-            tell(message)
+        # Shielded: this task is cancelled when the project closes, maybe
+        # while a rebuild waits in the database thread behind the shutdown's
+        # writes. The rebuild goes on, the check at close waits for it
+        # (``Database.rebuilding``) and finds nothing left to do, and the
+        # person is still told what happened.
+        check = asyncio.ensure_future(rebuild_if_gone(database))
+        check.add_done_callback(lambda done: _tell_outcome(done, tell))
+        await asyncio.shield(check)
+
+
+def _tell_outcome(check: asyncio.Future[str | None], tell: Callable[[str], None]):
+    """Say what a finished check did (its error, if it failed)."""
+    if check.cancelled():
+        return
+    error = check.exception()
+    if error is not None:
+        log.error("checking the store failed: %s", error, exc_info=error)
+    elif (message := check.result()) is not None:
+        tell(message)
 
 
 async def rebuild_if_gone(database: Database) -> str | None:
