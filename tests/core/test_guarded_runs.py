@@ -114,3 +114,23 @@ async def test_a_guarded_agent_cannot_add_definitions(shop):
     assert not result.ok
     assert "you proposed a new definition" in result.summary
     assert project.agents.services.proposals.pending() == []
+
+
+async def test_its_own_code_sent_back_ends_the_run_at_once_saying_so(shop):
+    """A fenced reply with the code unchanged ("Hello" to a function's agent on
+    the embedded model): the model saw nothing to change, so it is not asked
+    again (it sends the same, and pressed it might invent a change); the
+    person is told in one request what happened and what to do.
+    """
+    shop.server.reply_text(fenced("def total(prices):\n    return sum(prices)"))
+    shop.server.reply_text(fenced(DOCUMENTED))  # never asked for
+    project = await shop.start(model={"protocol": "fenced"})
+    events = await shop.ask("total", "Hello")
+
+    assert len(shop.server.requests) == 1
+    (failed,) = of_type(events, "agent_failed")
+    assert failed.error == (
+        "No proposal: the model sent the code back unchanged. Ask for the "
+        "change in other words, or ask a question for an answer in words."
+    )
+    assert project.agents.services.proposals.pending() == []

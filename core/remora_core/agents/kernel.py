@@ -81,6 +81,7 @@ from remora_core.editor_first import give_way
 from remora_core.events.models import HumanChat, ToolCalled, ToolResult
 from remora_core.events.models import ModelRequest as ModelRequestEvent
 from remora_core.events.models import ModelResponse as ModelResponseEvent
+from remora_core.review.definition_edits import NO_CHANGE
 from remora_core.store.runs import RunUsageAdded
 from remora_core.swarm.turns import TurnFailed
 
@@ -419,6 +420,17 @@ class AgentKernel:
             tool, arguments = _edit_call(context, reply)
             violations = len(context.record.violations)
             ok, text = await _offered(context, tool, arguments)
+            if not ok and text.removeprefix("Error: ").startswith(NO_CHANGE):
+                # Its own code sent back: the model saw nothing to change (or
+                # not how). Asked again it sends the same (the embedded model
+                # at temperature 0, six wordings tried: bench/README.md,
+                # ``docstring_update``), and pressing for a change where it
+                # saw none invites a needless one: said at once instead.
+                raise TurnFailed(
+                    "No proposal: the model sent the code back unchanged. Ask "
+                    "for the change in other words, or ask a question for an "
+                    "answer in words."
+                )
             if not ok and retried and len(context.record.violations) > violations:
                 raise TurnFailed(refused_twice(context.record.violations[-1]))
             if not ok and not retried:

@@ -87,6 +87,11 @@ def prepare_rewrite(
     return replacement, rewrite_diff(node, file_text, replacement)
 
 
+NO_CHANGE = "no change: "
+"""How the refusal of a rewrite that changes nothing begins (the fenced
+kernel ends the turn on it rather than asking again: ``agents/kernel.py``)."""
+
+
 def rewrite_diff(node: CodeNode, file_text: bytes, replacement: str) -> str:
     """The file's diff when ``replacement`` (placed text) takes ``node``'s bytes.
 
@@ -94,10 +99,12 @@ def rewrite_diff(node: CodeNode, file_text: bytes, replacement: str) -> str:
     """
     old = _current_text(node, file_text)
     if replacement == old:
-        raise ProposalError("no change: the new source is identical to the current one")
+        raise ProposalError(
+            f"{NO_CHANGE}the new source is identical to the current one"
+        )
     if _squash(replacement) == _squash(old):
         raise ProposalError(
-            "no change: the new source differs from the current one only in "
+            f"{NO_CHANGE}the new source differs from the current one only in "
             "whitespace at the ends of lines"
         )
     if (hidden := added_hidden(old, replacement)) is not None:
