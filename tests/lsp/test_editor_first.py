@@ -7,30 +7,13 @@ request's handler runs goes on only once the answer is written.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from remora_lsp.assembly import create_server
+from tests.lsp.test_model_pause import Written, message
 
 LONG = 60.0
-
-
-class Written:
-    """The editor's end of the server's output: every frame written."""
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.frames.append(data)
-
-    def close(self) -> None:
-        pass
-
-
-def request(method: str, msg_id: int, params: Any = None) -> dict:
-    return {"jsonrpc": "2.0", "method": method, "params": params, "id": msg_id}
 
 
 @pytest.fixture
@@ -57,7 +40,7 @@ async def test_a_turn_step_goes_on_once_the_editors_request_is_answered(server):
         await release.wait()
         return 42
 
-    server.protocol.handle_message(request("remora/test/wait", 1))
+    server.protocol.handle_message(message("remora/test/wait", msg_id=1))
     await inside.wait()
     seen: list[str] = []
 
@@ -77,7 +60,7 @@ async def test_a_turn_step_goes_on_once_the_editors_request_is_answered(server):
 
 async def test_an_unknown_request_answered_with_an_error_holds_nothing(server):
     server.protocol.set_writer(Written())
-    server.protocol.handle_message(request("remora/test/none", 2))
+    server.protocol.handle_message(message("remora/test/none", msg_id=2))
     await asyncio.sleep(0)
     await asyncio.wait_for(server.editor_first.give_way(), LONG)
     assert not server.editor_first.busy()
