@@ -53,6 +53,19 @@ export function toast(message, bad = false) {
   toastTimer = setTimeout(() => (element.hidden = true), bad ? 8000 : 3000);
 }
 
+/** For a panel whose refreshes can overlap (one set off by events, one by a
+ * click): `const current = turn()` at a refresh's start gives a check that
+ * stays true until a later refresh starts. An answer that comes back after
+ * a later one was asked for must not be shown over it (a graph run picked
+ * while an event's refresh was under way lost its steps for good). */
+export function latestOnly() {
+  let asked = 0;
+  return () => {
+    const mine = ++asked;
+    return () => mine === asked;
+  };
+}
+
 /** Run `work` at most once per `ms`, with the latest arguments. */
 export function debounce(work, ms) {
   let timer = 0;

@@ -2,18 +2,21 @@
 // picked, its steps × nodes with each outcome.
 
 import { call } from "./api.js";
-import { clock, h, show, toast } from "./dom.js";
+import { clock, h, latestOnly, show, toast } from "./dom.js";
 
 export class GraphRunsPanel {
   constructor(element, onPickNode) {
     this.element = element;
     this.onPickNode = onPickNode;
     this.open = null;
+    this.turn = latestOnly();
   }
 
   async refresh() {
+    const current = this.turn();
     const runs = await call("remora.graph.runs", { limit: 20 });
     const status = this.open ? await call("remora.graph.status", { graph_run_id: this.open }) : null;
+    if (!current()) return; // a later refresh shows what is newer
     show(
       this.element,
       h("h2", {}, "Graph runs"),

@@ -3,7 +3,7 @@
 // each with its diff and checks; and a box to ask its agent something.
 
 import { call } from "./api.js";
-import { clock, diffView, h, show, toast } from "./dom.js";
+import { clock, diffView, h, latestOnly, show, toast } from "./dom.js";
 
 export class NodePanel {
   constructor(element, onChanged) {
@@ -11,6 +11,7 @@ export class NodePanel {
     this.onChanged = onChanged;
     this.nodeId = null;
     this.drafts = new Map(); // proposal id -> feedback typed so far
+    this.turn = latestOnly();
   }
 
   async open(nodeId) {
@@ -21,12 +22,13 @@ export class NodePanel {
   async refresh() {
     if (!this.nodeId) return;
     const nodeId = this.nodeId;
+    const current = this.turn();
     const card = await call("remora.node.get", { node_id: nodeId });
     const [history, proposals] = await Promise.all([
       call("remora.agent.history", { node_id: card.id, limit: 1000 }),
       call("remora.proposals.list", { path: card.file_path }),
     ]);
-    if (this.nodeId !== nodeId) return; // another node was picked meanwhile
+    if (this.nodeId !== nodeId || !current()) return; // another node was picked, or a later refresh shows what is newer
     const mine = proposals.filter((p) => p.node_id === card.id);
     const waiting = card.agent_status === "idle" && card.pending_proposals > 0;
     this.onChanged(card.id, waiting ? "awaiting_review" : card.agent_status);

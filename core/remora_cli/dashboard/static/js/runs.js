@@ -2,7 +2,7 @@
 // ended runs — trigger, outcome, time — with Cancel for what is not over.
 
 import { call } from "./api.js";
-import { clock, h, show, took, toast } from "./dom.js";
+import { clock, h, latestOnly, show, took, toast } from "./dom.js";
 
 const LIVE = new Set(["queued", "running", "waiting"]);
 
@@ -10,15 +10,18 @@ export class RunsPanel {
   constructor(element, onPick) {
     this.element = element;
     this.onPick = onPick;
+    this.turn = latestOnly();
   }
 
   async refresh() {
+    const current = this.turn();
     const runs = await call("remora.runs.list", { limit: 100 });
     const live = runs.filter((r) => LIVE.has(r.status));
     const ended = runs.filter((r) => !LIVE.has(r.status));
     const count = (status) => live.filter((r) => r.status === status).length;
     const today = await call("remora.usage", { since: "today", limit: 1 }).catch(() => null);
     const spent = today ? ` · today ${today.total.tokens} tokens, ${today.total.runs} runs, ${seconds(today.total.seconds)}` : "";
+    if (!current()) return; // a later refresh shows what is newer
     show(document.getElementById("totals"), `running ${count("running")} · queued ${count("queued")} · waiting for you ${count("waiting")}${spent}`);
     show(
       this.element,
