@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -35,6 +34,7 @@ from lsprotocol import types
 from remora_core.config import describe_problems, load_settings, merge
 from remora_core.front.app import RemoraApp
 from remora_core.front.locations import uri_path
+from remora_core.index.collector import collector_paused
 
 from remora_lsp.convert import encoding_of
 from remora_lsp.editor import ControlEditor, LspEditor
@@ -43,8 +43,6 @@ from remora_lsp.logs import forward_to_client
 from remora_lsp.trust import client_trust
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from remora_core.config import RemoraConfig
     from remora_core.index.documents import OpenDocument
     from remora_core.trust import Trust
@@ -223,7 +221,7 @@ async def _start(ls: RemoraLanguageServer, app: RemoraApp) -> None:
     678k tracked. Those few are kept now (frozen, as the lazily loaded
     graph's freeze below always kept what it found).
     """
-    with _collector_off():
+    with collector_paused():  # the pause the index takes too: one counter
         await app.start()
         if app.root is None:
             return  # files outside every folder: nothing was built
@@ -239,30 +237,6 @@ async def _start(ls: RemoraLanguageServer, app: RemoraApp) -> None:
             )
         gc.freeze()
     ls.run_task(_freeze_when_loaded(app), name="freeze the graph")
-
-
-_starting = 0
-"""Starts under way with the collector off (see :func:`_collector_off`)."""
-_collector_was_on = False
-
-
-@contextlib.contextmanager
-def _collector_off() -> Iterator[None]:
-    """The cyclic collector off while apps start (several may start at once:
-    it runs again when the last one is done, if it ran before the first).
-    The engine pauses it while it indexes, too; off already, it leaves it off.
-    """
-    global _starting, _collector_was_on
-    if _starting == 0:
-        _collector_was_on = gc.isenabled()
-        gc.disable()
-    _starting += 1
-    try:
-        yield
-    finally:
-        _starting -= 1
-        if _starting == 0 and _collector_was_on:
-            gc.enable()
 
 
 def _lsp_editor(app: RemoraApp) -> LspEditor:

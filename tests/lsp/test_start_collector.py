@@ -17,8 +17,6 @@ from collections.abc import Iterator
 import pytest
 from remora_core.index.collector import collector_paused
 
-from remora_lsp.features.lifecycle import _collector_off
-
 
 @pytest.fixture
 def collector_on() -> Iterator[None]:
@@ -31,7 +29,7 @@ def collector_on() -> Iterator[None]:
 
 @pytest.mark.usefixtures("collector_on")
 def test_collector_is_on_again_once_the_last_start_is_over() -> None:
-    first, second = _collector_off(), _collector_off()
+    first, second = collector_paused(), collector_paused()
     first.__enter__()
     assert not gc.isenabled()
     second.__enter__()  # a second folder starts meanwhile
@@ -43,7 +41,7 @@ def test_collector_is_on_again_once_the_last_start_is_over() -> None:
 
 @pytest.mark.usefixtures("collector_on")
 def test_the_engines_pause_while_indexing_leaves_it_off_until_the_start_ends() -> None:
-    with _collector_off():
+    with collector_paused():
         with collector_paused():  # indexing
             assert not gc.isenabled()
         assert not gc.isenabled()  # the heap is frozen first
@@ -52,7 +50,7 @@ def test_the_engines_pause_while_indexing_leaves_it_off_until_the_start_ends() -
 
 @pytest.mark.usefixtures("collector_on")
 def test_a_failed_start_turns_the_collector_back_on() -> None:
-    with pytest.raises(RuntimeError), _collector_off():
+    with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("the store could not be opened")
     assert gc.isenabled()
 
@@ -61,7 +59,7 @@ def test_a_collector_that_was_off_stays_off() -> None:
     was = gc.isenabled()
     gc.disable()
     try:
-        with _collector_off():
+        with collector_paused():
             pass
         assert not gc.isenabled()
     finally:

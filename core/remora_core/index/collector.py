@@ -9,8 +9,9 @@ resolving and saving the CPython stdlib took 2.6 s of CPU with it and 1.8 s
 without; reading the workers' results back, 0.7 s and 0.15 s.
 :func:`collector_paused` turns it off for such a stretch of work. Pauses may
 overlap (several folders indexing at once): the collector runs again when the
-last one ends, if it ran before the first began. The editor layer then
-collects once and freezes what is left (``remora_lsp/features/lifecycle.py``).
+last one ends, if it ran before the first began. The editor layer holds the
+same pause over a whole project start and then freezes what is left
+(``remora_lsp/features/lifecycle.py``).
 """
 
 from __future__ import annotations
