@@ -98,27 +98,3 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
-
-
-@pytest.mark.skipif(
-    not hasattr(__import__("os"), "SCHED_IDLE"), reason="Linux's SCHED_IDLE"
-)
-def test_the_stored_names_are_built_only_on_a_core_nothing_else_wants():
-    """The process that builds the stored name index (work nobody waits for)
-    runs under ``SCHED_IDLE`` and niced, where the parsing workers are only
-    niced: after a cold index of a large project it took a share of a core
-    from the editor's requests (``bench/index_large.py``).
-    """
-    probe = (
-        "import os\n"
-        "from remora_core.index.workers import WORKER_NICENESS\n"
-        "from remora_core.index.workers import start_background_worker\n"
-        "start_background_worker(os.getppid())\n"
-        "print(os.sched_getscheduler(0) == os.SCHED_IDLE, "
-        "os.getpriority(os.PRIO_PROCESS, 0) >= WORKER_NICENESS)\n"
-    )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
-    # (a worker's fd 1 goes to stderr: nothing it prints reaches a pipe)
-    assert shown.stderr.split()[-2:] == ["True", "True"], shown.stderr

@@ -48,7 +48,7 @@ from remora_core.index.symbol_snapshot import (
     read_stored,
     write_stored,
 )
-from remora_core.index.workers import start_background_worker
+from remora_core.index.workers import start_worker
 from remora_core.model import AgentStatus, CodeNode, Edge, EdgeKind
 from remora_core.store.nodes import (
     EDGE_KINDS,
@@ -338,7 +338,7 @@ class StoredNames:
             pool = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=start_background_worker,
+                initializer=start_worker,
                 initargs=(os.getpid(),),
             )
         except (OSError, RuntimeError) as error:

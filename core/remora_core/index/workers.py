@@ -23,22 +23,6 @@ WORKER_NICENESS = 10
 """How much lower than the server's the workers' CPU priority is."""
 
 
-def start_background_worker(server_pid: int) -> None:
-    """Initializer of a process doing work nobody waits for (the stored name
-    index, ``graph_loading.py``): as :func:`start_worker`, and under Linux's
-    ``SCHED_IDLE`` policy where allowed, so that it runs only on a core
-    nothing else wants. Niced only (10), it still took its share of a core
-    from the editor's requests in the seconds after a cold index of a large
-    project (``bench/index_large.py``: documentSymbol after an edit slower
-    then than after a warm start).
-    """
-    start_worker(server_pid)
-    idle = getattr(os, "SCHED_IDLE", None)
-    if idle is not None:
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, idle, os.sched_param(0))
-
-
 def start_worker(server_pid: int) -> None:
     """Worker initializer: anything written to fd 1 goes to stderr instead, the
     worker yields the CPU to the server (see the module docstring) and dies
