@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sysconfig
+import time
 from pathlib import Path
 
 from remora_core.config import validate
@@ -239,6 +240,36 @@ def _damaged(good: bytes) -> dict[str, bytes]:
         "cut short": good[: len(good) // 2],
         "numbers pointing nowhere": scrambled,
     }
+
+
+async def test_the_stored_names_are_built_once_the_person_pauses(tmp_path: Path):
+    """Storing the name index (a process of its own, seconds of a core on a
+    large project) waits while a person searches or types: right after a cold
+    index it slowed their first keystrokes (``bench/index_large.py``). Once
+    they pause, it is stored.
+    """
+    from remora_core.index.graph_loading import NAMES_QUIET_S
+
+    _workspace(tmp_path)
+    project = Project(tmp_path, SETTINGS)
+    await project.start()
+    try:
+        assert await project.app.indexed()
+        names = project.index.stored_names
+        last = project.graph.last_use  # the index's last file
+        longest_pause = 0.0
+        typing_until = time.monotonic() + 3 * NAMES_QUIET_S
+        while time.monotonic() < typing_until:
+            assert project.search("Decim", 7)
+            now = time.monotonic()
+            longest_pause, last = max(longest_pause, now - last), now
+            await asyncio.sleep(0.05)
+        # (a machine so loaded that a search waited a whole pause proves nothing)
+        if longest_pause < NAMES_QUIET_S:
+            assert not names.written.is_set(), "stored while the person typed"
+        await asyncio.wait_for(names.written.wait(), 120)
+    finally:
+        await project.close()
 
 
 async def test_damaged_stored_names_are_not_used_and_are_built_again(

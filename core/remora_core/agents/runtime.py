@@ -30,6 +30,7 @@ from remora_core.agents.providers import ModelResolver
 from remora_core.agents.questions import Questions
 from remora_core.agents.sandbox import Sandbox
 from remora_core.agents.workspace import KeyValueStore, Overlay
+from remora_core.index.collector import collector_paused
 from remora_core.review.decisions import Review
 from remora_core.review.proposals import ProposalStore
 from remora_core.review.verification import Verifier
@@ -206,16 +207,22 @@ class AgentRuntime:
         async with self._kernel_lock:
             if self.kernel is not None:
                 return self.kernel
-            with short_switches():
+            # The import builds ~70k objects (pydantic-ai, the OpenAI client)
+            # that live as long as the process. With the collector on, they
+            # set off full collections that held the interpreter 15-55 ms at
+            # a time (a keystroke waited that long) and found nothing to free.
+            # So: no collector during the import, and the objects frozen
+            # before it runs again. Frozen after, the first young collection
+            # walked all of them (50-60 ms); frozen, no collection (a storm of
+            # turns sets off many) ever walks them again. (Cyclic garbage the
+            # server makes in that second is frozen too: bounded, once.)
+            with short_switches(), collector_paused():
                 module = await asyncio.to_thread(
                     importlib.import_module, "remora_core.agents.kernel"
                 )
-            kernel: AgentKernel = module.AgentKernel(self.services)
+                kernel: AgentKernel = module.AgentKernel(self.services)
+                gc.freeze()
             self.kernel = kernel
-            # What the import built (pydantic-ai, the OpenAI client: ~70k
-            # objects) lives as long as the process. Frozen, the full
-            # collections that a storm of turns sets off need not walk it.
-            gc.freeze()
             # Turns are about to run, many at once: collect the young objects
             # less often (collector_pace.py).
             pace_for_turns()

@@ -78,6 +78,15 @@ FILL_BATCH = 8
 FILL_QUIET_S = 0.5
 """How long after a search or an edit the background load goes on."""
 
+NAMES_QUIET_S = 1.0
+"""How long nobody must have searched or edited before the stored name index
+is built (a process of its own: ~2 s of a core for 1.7 M lines). Built at
+once after a cold index of a large project, it ran beside the person's first
+keystrokes, and documentSymbol after an edit took a third longer then, its
+p95 up to twice the small project's (``bench/index_large.py``); nobody waits
+for it (the next start does, and it waits a second at most).
+"""
+
 HURRIED_BATCH = 128
 """Files loaded per step when a request waits for them (~50 ms)."""
 SYMBOL_BATCH = 32
@@ -418,5 +427,12 @@ async def fill_graph(
     # Complete only now: what waits for the whole graph (the server freezes
     # the heap then, so that collections skip it) finds the name index built.
     graph.detach()
-    if names is not None:
+    if names is not None and names.wanted:
+        await until_quiet(graph, NAMES_QUIET_S)
         await names.refresh()
+
+
+async def until_quiet(graph: CodeGraph, quiet_s: float) -> None:
+    """Return once nobody has searched or edited for ``quiet_s``."""
+    while (wait := graph.last_use + quiet_s - time.monotonic()) > 0:
+        await asyncio.sleep(wait)
