@@ -80,10 +80,15 @@ def main(argv: list[str] | None = None) -> None:
     # of milliseconds of every start, and frozen they stay out of later
     # collections (``features/lifecycle.py`` freezes the project's heap too).
     gc.disable()
-    from remora_lsp.logs import configure
+    from remora_lsp.generated_code import generated_code_cached
 
-    configure(args.verbose, args.log_file)
-    from remora_lsp.assembly import create_server
+    # The protocol's types are built here (lsprotocol, through the logs' and
+    # the server's imports): their generated code compiled once per user.
+    with generated_code_cached():
+        from remora_lsp.logs import configure
+
+        configure(args.verbose, args.log_file)
+        from remora_lsp.assembly import create_server
 
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

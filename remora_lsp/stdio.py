@@ -10,7 +10,8 @@ the loop's largest own cost in handing reads to the thread). Here stdin is a
 non-blocking pipe the loop watches (``connect_read_pipe``): a message is
 read where it is handled, with no thread.
 
-Where the loop cannot watch stdin (Windows, a regular file), reads go to
+Where the loop cannot watch stdin (Windows; anything but a pipe or a socket:
+a regular file, ``/dev/null``, a terminal), reads go to
 pygls's worker thread as before. Everything else is pygls's own
 loop (``run_async``) and writer.
 
@@ -25,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import select
+import stat
 import sys
 import threading
 from typing import TYPE_CHECKING, BinaryIO
@@ -82,6 +85,12 @@ class LoopStdinReader:
             self._tried = True
             if sys.platform == "win32":  # a console or anonymous pipe handle
                 return None  # is not one the proactor loop can read
+            if not _pipe_or_socket(self.stdin):
+                # A regular file is refused at once; /dev/null or a terminal
+                # was accepted, then failed inside the loop (epoll cannot
+                # watch /dev/null), and the server waited forever.
+                log.info("stdin is read in a thread: not a pipe or a socket")
+                return None
             stream = asyncio.StreamReader(limit=READ_LIMIT)
             loop = asyncio.get_running_loop()
             try:
@@ -117,6 +126,14 @@ class LoopStdinReader:
             data = short.partial
         self._taken += len(data)
         return data
+
+
+def _pipe_or_socket(stdin: BinaryIO) -> bool:
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class _CountingProtocol(asyncio.StreamReaderProtocol):

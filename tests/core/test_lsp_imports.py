@@ -50,6 +50,7 @@ ALLOWED = {
     "remora_core": "the version",
     "remora_core.redact": "keys scrubbed from messages and logs",
     "remora_core.tasks": "background tasks kept and logged",
+    "remora_core.cache_folder": "the user's cache (the types' compiled code)",
     "remora_core.index.collector": "the collector paused while a project starts",
 }
 

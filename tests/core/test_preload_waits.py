@@ -71,7 +71,11 @@ from tests.project_harness import Project
 
 seen = {"import": None, "freeze": None}
 collections = []
-gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(time.monotonic()))
+def note(phase, info):
+    if phase == "start":
+        collections.append(time.monotonic())
+
+gc.callbacks.append(note)
 real_import, real_freeze = importlib.import_module, gc.freeze
 
 def import_module(name, *rest):

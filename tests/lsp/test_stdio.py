@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from pygls.io_ import StdinAsyncReader
 
@@ -58,6 +61,23 @@ async def test_a_stdin_the_loop_cannot_watch_is_read_in_a_thread(tmp_path):
         assert await read_messages(reader) == [b'{"id": 1}', b'{"id": 2}']
         assert reader._stream is None
     executor.shutdown()
+
+
+def test_a_server_started_on_dev_null_ends_at_once(tmp_path):
+    """``remora-lsp < /dev/null``: the loop took /dev/null for a pipe it could
+    watch, failed inside (epoll cannot watch it) and the server waited for
+    ever. It reads /dev/null in a thread, finds the end of the input and exits
+    (1: the editor never asked it to shut down).
+    """
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("remora-lsp"))],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (1, b""), done.stderr[-2000:]
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
 
 
 async def test_the_reader_says_when_the_editors_bytes_wait():

@@ -44,6 +44,8 @@ from pathlib import Path
 from subprocess import DEVNULL
 from typing import TYPE_CHECKING
 
+from remora_core.cache_folder import default_cache_dir
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -91,15 +93,6 @@ class LocalModelUnavailable(RuntimeError):
 def local_extra_installed() -> bool:
     """Whether the ``local`` extra is installed (looks modules up, imports none)."""
     return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
-
-
-def default_cache_dir() -> Path:
-    """``$REMORA_CACHE_DIR``, ``$XDG_CACHE_HOME/remora`` or ``~/.cache/remora``."""
-    if explicit := os.environ.get("REMORA_CACHE_DIR"):
-        return Path(explicit)
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        return Path(xdg) / "remora"
-    return Path.home() / ".cache" / "remora"
 
 
 def _part_paths() -> list[Path]:
