@@ -83,8 +83,8 @@ NAMES_QUIET_S = 1.0
 is built (a process of its own: ~2 s of a core for 1.7 M lines). Built at
 once after a cold index of a large project, it ran beside the person's first
 keystrokes, and documentSymbol after an edit took a third longer then, its
-p95 up to twice the small project's (``bench/index_large.py``); nobody waits
-for it (the next start does, and it waits a second at most).
+p95 up to twice the small project's (``bench/index_large.py``). Nobody
+waits for it: a start that finds none searches the live index, and builds it.
 """
 
 HURRIED_BATCH = 128
