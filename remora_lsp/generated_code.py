@@ -22,6 +22,7 @@ attrs' for the length of an import:
 """
 
 from __future__ import annotations
+import __future__
 
 import contextlib
 import importlib.util
@@ -84,13 +85,20 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
         yield found
         return
     found._known = _read(found)
+    # attrs compiles with its own module's future features: so do we (and
+    # they are part of the key).
+    flags = (
+        __future__.annotations.compiler_flag
+        if getattr(_make, "annotations", None) is __future__.annotations
+        else 0
+    )
 
     def compile_and_eval(script, globs, locs=None, filename=""):
         """What attrs does, with the compiled code kept."""
-        key = f"{filename}\0{script}"
+        key = f"{flags}\0{filename}\0{script}"
         code = found._known.get(key)
         if code is None:
-            code = compile(script, filename, "exec")
+            code = compile(script, filename, "exec", flags, dont_inherit=True)
             found.compiled += 1
         else:
             found.reused += 1
