@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 from remora_core.cache_folder import default_cache_dir
 
@@ -72,18 +73,12 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
     (compiled and added when missing); the file is written after, if needed.
     """
     found = GeneratedCode(path or cache_path())
-    try:
-        from attr import _make
-
-        original = _make._compile_and_eval
-        expected = list(inspect.signature(original).parameters) == HOOK_PARAMETERS
-    except (ImportError, AttributeError, TypeError, ValueError):
-        _make = original = None
-        expected = False
-    if _make is None or original is None or not expected:
+    _make = _attrs_with_the_hook()
+    if _make is None:
         found.problem = "this attrs has no hook for its generated code"
         yield found
         return
+    original = _make._compile_and_eval
     found._known = _read(found)
     # attrs compiles with its own module's future features: so do we (and
     # they are part of the key).
@@ -112,6 +107,17 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
         _make._compile_and_eval = original
     if found.compiled or len(found._used) != len(found._known):
         _write(found.path, found._used)
+
+
+def _attrs_with_the_hook() -> Any:  # attr._make (private: no types), or None
+    """The module where attrs compiles generated code, if it has the hook."""
+    try:
+        from attr import _make
+
+        parameters = list(inspect.signature(_make._compile_and_eval).parameters)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+    return _make if parameters == HOOK_PARAMETERS else None
 
 
 def _read(found: GeneratedCode) -> dict[str, CodeType]:

@@ -24,6 +24,9 @@ the editor is answered. The rules, so that nothing can hold turns for good:
   CLI, MCP and the dashboard never hold turns, and an engine without an
   editor pays one attribute check per call.
 
+Work nobody waits for (the agents' preload, the stored name index) goes
+further: :func:`until_quiet` waits until the person has paused.
+
 One per process (the editor is one per server; every project's turns run on
 the same loop). Pure asyncio, on the loop's thread; :meth:`EditorFirst.answered`
 may be called from any thread.
@@ -154,3 +157,12 @@ async def give_way() -> None:
     (:meth:`EditorFirst.give_way` of :data:`EDITOR_FIRST`).
     """
     await EDITOR_FIRST.give_way()
+
+
+async def until_quiet(last_typed: Callable[[], float], quiet_s: float) -> None:
+    """Return once the person has not typed for ``quiet_s`` (``last_typed``,
+    a ``time.monotonic()`` value, is read again after each wait: typing
+    meanwhile moves it).
+    """
+    while (wait := last_typed() + quiet_s - time.monotonic()) > 0:
+        await asyncio.sleep(wait)

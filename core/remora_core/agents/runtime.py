@@ -30,6 +30,7 @@ from remora_core.agents.providers import ModelResolver
 from remora_core.agents.questions import Questions
 from remora_core.agents.sandbox import Sandbox
 from remora_core.agents.workspace import KeyValueStore, Overlay
+from remora_core.editor_first import until_quiet
 from remora_core.index.collector import collector_paused
 from remora_core.review.decisions import Review
 from remora_core.review.proposals import ProposalStore
@@ -162,8 +163,7 @@ class AgentRuntime:
         if not self.services.config.model.preload:
             return
         self._last_change = time.monotonic()
-        while (wait := self._last_typed() + PRELOAD_QUIET_S - time.monotonic()) > 0:
-            await asyncio.sleep(wait)
+        await until_quiet(self._last_typed, PRELOAD_QUIET_S)
         await self._load_kernel()
         await self.services.models.preload()
         # The shared half of a function's prompt (rules, its bundle's

@@ -40,6 +40,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from remora_core.editor_first import until_quiet
 from remora_core.index.collector import collector_paused
 from remora_core.index.symbol_snapshot import (
     SymbolSnapshot,
@@ -428,11 +429,5 @@ async def fill_graph(
     # the heap then, so that collections skip it) finds the name index built.
     graph.detach()
     if names is not None and names.wanted:
-        await until_quiet(graph, NAMES_QUIET_S)
+        await until_quiet(lambda: graph.last_use, NAMES_QUIET_S)
         await names.refresh()
-
-
-async def until_quiet(graph: CodeGraph, quiet_s: float) -> None:
-    """Return once nobody has searched or edited for ``quiet_s``."""
-    while (wait := graph.last_use + quiet_s - time.monotonic()) > 0:
-        await asyncio.sleep(wait)

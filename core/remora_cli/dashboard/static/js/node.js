@@ -28,7 +28,7 @@ export class NodePanel {
       call("remora.agent.history", { node_id: card.id, limit: 1000 }),
       call("remora.proposals.list", { path: card.file_path }),
     ]);
-    if (this.nodeId !== nodeId || !current()) return; // another node was picked, or a later refresh shows what is newer
+    if (!current()) return; // a later refresh (another node picked, or newer) shows its own
     const mine = proposals.filter((p) => p.node_id === card.id);
     const waiting = card.agent_status === "idle" && card.pending_proposals > 0;
     this.onChanged(card.id, waiting ? "awaiting_review" : card.agent_status);
