@@ -106,26 +106,38 @@ def _lower_priority(priority: str, nice: int) -> None:
             log.info("could not lower the model's priority: %s", error)
 
 
+IDLE_PASSES = 10
+"""Listings of the threads at most, moving the new ones to ``SCHED_IDLE``."""
+
+
 def _idle_every_thread(priority: str) -> None:
     """Once the model is loaded, move every thread of this process to
     ``SCHED_IDLE`` (Linux): a person typing while the model generates then
     takes a core from it at once (``bench/storm.py``). Not before: loading
     491 MB is a wait the first ask sits through, and a start-up that gets no
     CPU on a busy machine would look stuck (``local.STARTUP_STALL_S``).
-    Threads started later inherit the policy from the thread starting them.
+    Threads started later inherit the policy from the thread starting them;
+    one started meanwhile by a thread not yet moved does not, so the threads
+    are listed again until a listing finds none new (llama.cpp's server
+    starts threads while it settles: one stayed at the normal policy once).
     """
     idle = getattr(os, "SCHED_IDLE", None)
     if priority != "idle" or idle is None or not hasattr(os, "sched_setscheduler"):
         return
-    try:
-        threads = [int(name) for name in os.listdir("/proc/self/task")]
-    except OSError:
-        threads = [0]  # no /proc: this thread only
-    for thread in threads:
+    moved: set[int] = set()
+    for _ in range(IDLE_PASSES):
         try:
-            os.sched_setscheduler(thread, idle, os.sched_param(0))
-        except OSError as error:  # gone meanwhile, or refused by a sandbox
-            log.info("could not run thread %d under SCHED_IDLE: %s", thread, error)
+            threads = {int(name) for name in os.listdir("/proc/self/task")}
+        except OSError:
+            threads = {0}  # no /proc: this thread only
+        if not threads - moved:
+            return
+        for thread in threads - moved:
+            moved.add(thread)
+            try:
+                os.sched_setscheduler(thread, idle, os.sched_param(0))
+            except OSError as error:  # gone meanwhile, or refused by a sandbox
+                log.info("could not run thread %d under SCHED_IDLE: %s", thread, error)
 
 
 def _write_address(path: str, address: str) -> None:

@@ -25,6 +25,14 @@ const port = await new Promise((resolve) => {
 });
 fs.mkdirSync(state, { recursive: true });
 const config = path.join(state, "config.yaml");
+// A step's answer for the suite (suite.js polls for the marker): written
+// whole under another name, then renamed, so that the suite never reads it
+// half-written ("Unexpected end of JSON input", once in a loaded run).
+function markDone(name, text) {
+  const marker = `${out}.${name}.done`;
+  fs.writeFileSync(`${marker}.partial`, text);
+  fs.renameSync(`${marker}.partial`, marker);
+}
 fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 const server = spawn(path.join(e2e, "node_modules", ".bin", "code-server"), [
   "--config", config, "--user-data-dir", path.join(state, "user"), "--extensions-dir", path.join(state, "extensions"),
@@ -70,7 +78,7 @@ page.on("console", async (message) => {
     } catch (error) {
       result = { error: String(error) };
     }
-    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
+    markDone(name, JSON.stringify(result));
     return;
   }
   const key = /REMORA_KEY (\w+) (\w+)/.exec(text);
@@ -86,7 +94,7 @@ page.on("console", async (message) => {
     } catch (error) {
       result = { error: String(error) };
     }
-    fs.writeFileSync(`${out}.${key[1]}.done`, JSON.stringify(result));
+    markDone(key[1], JSON.stringify(result));
     return;
   }
   const webview = /REMORA_WEBVIEW (\w+)/.exec(text);
@@ -106,7 +114,7 @@ page.on("console", async (message) => {
       }
       if (result.error) await new Promise((r) => setTimeout(r, 250));
     }
-    fs.writeFileSync(`${out}.${webview[1]}.done`, JSON.stringify(result));
+    markDone(webview[1], JSON.stringify(result));
     return;
   }
   const click = /REMORA_CLICK (\w+) (.+)/.exec(text);
@@ -130,7 +138,7 @@ page.on("console", async (message) => {
       }
       if (result.error) await new Promise((r) => setTimeout(r, 250));
     }
-    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify(result));
+    markDone(name, JSON.stringify(result));
     return;
   }
   const match = /REMORA_SNAPSHOT (\w+)/.exec(text);
@@ -178,7 +186,7 @@ page.on("console", async (message) => {
     const file = name === "conversation" ? screenshot : path.join(state, `${name}.png`);
     await page.screenshot({ path: file });
     const notifications = await page.$$eval(".notification-toast", (nodes) => nodes.map((n) => (n instanceof HTMLElement ? n.innerText : n.textContent) || ""));
-    fs.writeFileSync(`${out}.${name}.done`, JSON.stringify({ file, notifications }));
+    markDone(name, JSON.stringify({ file, notifications }));
   } else if (verbose || /REMORA|Error|error/.test(text)) {
     console.log(`[page] ${text.slice(0, 500)}`);
   }
