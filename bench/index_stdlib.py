@@ -243,18 +243,22 @@ def indexing_progress(client: LspClient, kind: str) -> asyncio.Future:
     return client.wait_for_notification(matches)
 
 
-async def initialize(client: LspClient, workspace: Path) -> None:
-    """Initialize with ``workspace`` as the only folder, then ``initialized``."""
-    await client.request(
-        "initialize",
-        {
-            "processId": None,
-            "clientInfo": {"name": "remora-bench"},
-            "rootUri": path_uri(workspace),
-            "workspaceFolders": [{"uri": path_uri(workspace), "name": workspace.name}],
-            "capabilities": vscode_capabilities(),
-        },
-    )
+async def initialize(
+    client: LspClient, workspace: Path, settings: dict | None = None
+) -> None:
+    """Initialize with ``workspace`` as the only folder (and the editor's
+    ``settings``, if any), then ``initialized``.
+    """
+    params = {
+        "processId": None,
+        "clientInfo": {"name": "remora-bench"},
+        "rootUri": path_uri(workspace),
+        "workspaceFolders": [{"uri": path_uri(workspace), "name": workspace.name}],
+        "capabilities": vscode_capabilities(),
+    }
+    if settings is not None:
+        params["initializationOptions"] = settings
+    await client.request("initialize", params)
     await client.notify("initialized", {})
 
 

@@ -8,7 +8,8 @@ Usage::
 Prints, for each directory under ``tests/``, the number of tests and the sum of
 their times (setup, call and teardown). Under pytest-xdist that sum is work
 done across all workers, not the wall-clock time of the run: the two together
-say how well the workers were kept busy.
+say how well the workers were kept busy. Also the time workers sat idle
+waiting for a serial group's lock (``tests/conftest.py``: ``serial_wait_s``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ def main() -> None:
     count: dict[str, int] = defaultdict(int)
     seconds: dict[str, float] = defaultdict(float)
     tests: list[tuple[float, str]] = []
+    waited: list[tuple[float, str]] = []
     for case in tree.iter("testcase"):
+        for prop in case.iter("property"):
+            if prop.get("name") == "serial_wait_s" and float(prop.get("value")) > 0:
+                name = f"{case.get('classname')}::{case.get('name')}"
+                waited.append((float(prop.get("value")), name))
         where = directory_of(case.get("classname", ""))
         took = float(case.get("time") or 0)
         count[where] += 1
@@ -47,8 +53,14 @@ def main() -> None:
     for where in sorted(seconds, key=seconds.__getitem__, reverse=True):
         print(f"{where:<18} {count[where]:>6} {seconds[where]:>9.1f}")
     print(f"{'all':<18} {sum(count.values()):>6} {sum(seconds.values()):>9.1f}")
+    print(
+        f"a worker waited {sum(w for w, _ in waited):.1f} s for a serial group's "
+        f"lock ({len(waited)} tests)"
+    )
     for took, name in sorted(tests, reverse=True)[: options.slowest]:
         print(f"{took:8.1f}  {name}")
+    for wait, name in sorted(waited, reverse=True)[: options.slowest]:
+        print(f"{wait:8.1f}  waited: {name}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     run = getattr(item.config, "workerinput", {}).get("testrunuid", str(os.getpid()))
     path = Path(LOCK_FOLDER) / f"remora-tests-{run}-{group}.lock"
     with path.open("a") as lock:
+        asked = time.monotonic()
         fcntl.flock(lock, fcntl.LOCK_EX)  # released on close, or if killed
+        # How long this worker sat idle behind the group (in a --junitxml
+        # report: scripts/suite_times.py sums it).
+        item.user_properties.append(
+            ("serial_wait_s", round(time.monotonic() - asked, 1))
+        )
         return (yield)
 
 

@@ -36,6 +36,7 @@ only, no indexing, no store.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -263,7 +264,8 @@ class RemoraApp:
         thread of the shared pool blocked there could starve the store's
         opening (several workspace folders start at once). Without a store
         (``wait`` false: a first index) there are no records to wait for, and
-        every file is read at once (the parsing workers wait for the scan).
+        the files are only listed: the parsing workers, waiting for the list,
+        read and hash each one anyway.
         """
         index = self._index
         assert index.root is not None
@@ -280,11 +282,14 @@ class RemoraApp:
         try:
             return asyncio.get_running_loop().run_in_executor(
                 executor,
-                scan,
-                index.root,
-                index.filter,
-                index.config.discovery.max_file_bytes,
-                known,
+                functools.partial(
+                    scan,
+                    index.root,
+                    index.filter,
+                    index.config.discovery.max_file_bytes,
+                    known,
+                    read=wait,  # a first index: the parsing workers read them
+                ),
             )
         finally:
             executor.shutdown(wait=False)  # its one thread ends with the scan

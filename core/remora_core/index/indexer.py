@@ -103,11 +103,17 @@ def stat_sources(root: Path, file_filter: FileFilter) -> dict[str, Stat]:
     return stats
 
 
+UNREAD = ""
+"""The hash :func:`scan` gives a file it did not read (see ``read``)."""
+
+
 def scan(
     root: Path,
     file_filter: FileFilter,
     max_bytes: int,
     vouched: Callable[[], Vouched] | None = None,
+    *,
+    read: bool = True,
 ) -> Scan:
     """List, stat and hash every indexed file (blocking: run it in a thread).
 
@@ -115,11 +121,19 @@ def scan(
     stat is known (it may wait for the store): a file whose :data:`Stat` is
     unchanged keeps its stored hash unread, as ``git status`` does with its
     index; any other file is read and hashed.
+
+    ``read`` false (a first index: nothing stored to compare with, every file
+    is parsed): the files are listed and stat'ed only, each hash is
+    :data:`UNREAD`. The parsing workers read, check and hash each file anyway;
+    reading them here too cost the server a quarter of a second of CPU on 1.7
+    million lines, while the workers waited for the list.
     """
     hashes: dict[str, str] = {}
     skipped: dict[str, str] = {}
     taken_ns = time.time_ns()
     stats = stat_sources(root, file_filter)
+    if not read:
+        return Scan(dict.fromkeys(stats, UNREAD), skipped, stats, taken_ns)
     known = vouched() if vouched is not None else {}
     base = str(root)
     for path, stat in stats.items():

@@ -12,10 +12,12 @@ What is left when the last file is in is resolved then, as before.
 
 Every file to parse is put in the ``ModuleMap`` first (the scan listed them), so
 "is this a module of the project" has its final answer from the start. A file
-that turns out unreadable while parsing leaves the map; the files resolved
-before that are then resolved again at the end (rare: the scan already skips
-binary, huge and undecodable files). Cycles between modules cannot block:
-a file only ever waits for files not parsed yet, and every one of them arrives.
+that turns out unreadable while parsing (binary, huge, not UTF-8: on a first
+index only the parsers read the files) leaves the map; the files resolved
+before that whose imports name it, a module inside it or a package around it
+(:func:`names_module`) are then resolved again at the end. Cycles between
+modules cannot block: a file only ever waits for files not parsed yet, and
+every one of them arrives.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from remora_core.index.resolve import imported_files
+from remora_core.index.resolve import imported_files, module_name
 
 if TYPE_CHECKING:
     from remora_core.discovery import FileExtraction
     from remora_core.index.code_index import CodeIndex
+    from remora_core.index.resolve import ModuleMap
 
 
 def parse_order(paths: list[str]) -> list[str]:
@@ -65,7 +68,8 @@ class ResolveQueue:
         self._ready: list[str] = []
         self.early: list[str] = []
         """Files resolved before the last one arrived."""
-        self._lost_modules = False
+        self._lost_modules: list[str] = []
+        """Dotted names of the files that left the module map meanwhile."""
         for path in paths:
             index.modules.add(path)
 
@@ -82,7 +86,8 @@ class ResolveQueue:
         """
         if not in_editor:
             self.index.modules.remove(path)
-            self._lost_modules = True
+            if name := module_name(path):
+                self._lost_modules.append(name)
         self._arrived(path)
 
     def _arrived(self, path: str) -> None:
@@ -122,9 +127,39 @@ class ResolveQueue:
 
     def left(self) -> list[tuple[str, FileExtraction, list[str]]]:
         """Once every file arrived: the files still to resolve (nothing is
-        pending any more), and if a module was lost meanwhile also the files
-        resolved before that (they may have counted on it).
+        pending any more), and the files resolved before a module was lost
+        whose imports name it (they may have counted on it).
         """
         assert not self.pending, "files are still being parsed"
-        again = self._unresolved | (set(self.early) if self._lost_modules else set())
+        again = set(self._unresolved)
+        if self._lost_modules:
+            modules = self.index.modules
+            for path in self.early:
+                extraction = self._parsed[path][0]
+                if names_module(path, extraction, modules, self._lost_modules):
+                    again.add(path)
         return [(path, *self._parsed[path]) for path in self._parsed if path in again]
+
+
+def names_module(
+    path: str, extraction: FileExtraction, modules: ModuleMap, lost: list[str]
+) -> bool:
+    """Whether an import of ``path`` names one of the ``lost`` modules, a
+    module inside one, or a package holding one: what its resolution may have
+    looked at (an attribute chain ``a.b.f()`` after ``import a`` goes through
+    ``a.b``; a star import through the package's own file).
+    """
+    for ref in extraction.imports:
+        module = modules.absolute(path, ref)
+        named = [module]
+        if ref.name is not None and ref.name != "*":
+            named.append(f"{module}.{ref.name}" if module else ref.name)
+        for name in named:
+            for gone in lost:
+                if (
+                    name == gone
+                    or gone.startswith(f"{name}.")
+                    or name.startswith(f"{gone}.")
+                ):
+                    return True
+    return False
