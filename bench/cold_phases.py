@@ -123,6 +123,8 @@ class Phases:
     parsing: tuple[float, float, float]
     tail: tuple[float, float, float]
     summary: str
+    timeline: Timeline | None = None
+    started: float = 0.0
 
     @property
     def total(self) -> tuple[float, float, float]:
@@ -189,7 +191,28 @@ async def cold_start(workspace: Path, spy: str | None = None) -> Phases:
         f"\n  initialized after {initialized - started:.2f} s, progress began "
         f"after {begin_at - started:.2f} s, first batch after {first - started:.2f} s"
     )
-    return Phases(*phases, summary=summary)
+    return Phases(*phases, summary=summary, timeline=timeline, started=started)
+
+
+def utilisation(phases: Phases, window: float = 0.5) -> str:
+    """Cores busy per ``window`` seconds from the spawn: the server's and
+    the workers' CPU seconds per wall second (2.0: both cores of two).
+    """
+    assert phases.timeline is not None
+    samples = phases.timeline.samples
+    lines = [f"  cores busy (server + workers) per {window:.1f} s:"]
+    edge, last = phases.started + window, (phases.started, 0.0, 0.0)
+    for when, server, workers in samples:
+        if when >= edge:
+            wall = when - last[0]
+            busy_server = (server - last[1]) / wall
+            busy_workers = (workers - last[2]) / wall
+            lines.append(
+                f"    {last[0] - phases.started:5.1f}-{when - phases.started:5.1f} s"
+                f"  {busy_server:4.2f} + {busy_workers:4.2f}"
+            )
+            last, edge = (when, server, workers), when + window
+    return "\n".join(lines)
 
 
 def prepare(scale: int) -> Path:
@@ -217,7 +240,9 @@ def show(label: str, figures: tuple[float, float, float], ast_cpu: float) -> str
     return line
 
 
-async def run(scale: int, rounds: int, with_ast: bool, spy: str | None) -> None:
+async def run(
+    scale: int, rounds: int, with_ast: bool, spy: str | None, timeline: bool = False
+) -> None:
     """Measure and print."""
     LOGS.mkdir(parents=True, exist_ok=True)
     workspace = prepare(scale)
@@ -236,6 +261,8 @@ async def run(scale: int, rounds: int, with_ast: bool, spy: str | None) -> None:
         print(show("parsing", phases.parsing, 0))
         print(show("tail", phases.tail, 0))
         print(show("total", phases.total, ast_cpu))
+        if timeline:
+            print(utilisation(phases))
         if ast_wall:
             print(f"  cold / ast wall {phases.total[0] / ast_wall:.2f}", flush=True)
 
@@ -247,8 +274,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--ast", action="store_true", help="run the ast peer too")
     parser.add_argument("--spy", help="profile with py-spy: collapsed stacks here")
+    parser.add_argument(
+        "--timeline", action="store_true", help="print the cores busy every 0.5 s"
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.scale, args.rounds, args.ast, args.spy))
+    asyncio.run(run(args.scale, args.rounds, args.ast, args.spy, args.timeline))
 
 
 if __name__ == "__main__":
