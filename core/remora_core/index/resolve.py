@@ -24,7 +24,7 @@ while others are still being parsed (``resolve_queue.py``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -280,13 +280,21 @@ def imported_files(
     needs first, short of attribute chains through modules.
     """
     found = set()
+    for name in imported_names(path, extraction, modules):
+        target = modules.file(name)
+        if target is not None and target != path:
+            found.add(target)
+    return found
+
+
+def imported_names(
+    path: str, extraction: FileExtraction, modules: ModuleMap
+) -> Iterator[str]:
+    """The dotted names ``path``'s imports name: each import's absolute
+    module, and for ``from m import n`` also ``m.n`` (a submodule, perhaps).
+    """
     for ref in extraction.imports:
         module = modules.absolute(path, ref)
-        names = [module]
+        yield module
         if ref.name is not None and ref.name != "*":
-            names.append(f"{module}.{ref.name}" if module else ref.name)
-        for name in names:
-            target = modules.file(name)
-            if target is not None and target != path:
-                found.add(target)
-    return found
+            yield f"{module}.{ref.name}" if module else ref.name

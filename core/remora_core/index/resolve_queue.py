@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from remora_core.index.resolve import imported_files, module_name
+from remora_core.index.resolve import imported_files, imported_names, module_name
 
 if TYPE_CHECKING:
     from remora_core.discovery import FileExtraction
@@ -149,17 +149,8 @@ def names_module(
     looked at (an attribute chain ``a.b.f()`` after ``import a`` goes through
     ``a.b``; a star import through the package's own file).
     """
-    for ref in extraction.imports:
-        module = modules.absolute(path, ref)
-        named = [module]
-        if ref.name is not None and ref.name != "*":
-            named.append(f"{module}.{ref.name}" if module else ref.name)
-        for name in named:
-            for gone in lost:
-                if (
-                    name == gone
-                    or gone.startswith(f"{name}.")
-                    or name.startswith(f"{gone}.")
-                ):
-                    return True
-    return False
+    return any(
+        name == gone or gone.startswith(f"{name}.") or name.startswith(f"{gone}.")
+        for name in imported_names(path, extraction, modules)
+        for gone in lost
+    )
