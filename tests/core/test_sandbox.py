@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -337,3 +338,29 @@ async def test_close_leaves_no_worker_processes():
     assert monty_children() == []
     with pytest.raises(PymError, match="closed"):
         await sandbox.run(tool("spy"), {}, {})
+
+
+def test_a_server_starts_without_the_sandbox_and_the_kernel_brings_it():
+    """pydantic-monty's native module is loaded by the first ``.pym`` run, or
+    with the agents' kernel (imported by the preload, off the editor's path),
+    not by every server start (~15 ms of each).
+    """
+    loaded = (
+        "import sys, {module}; "
+        "print(sorted(m for m in ('pydantic_monty', 'pydantic_ai') "
+        "if m in sys.modules))"
+    )
+    started = subprocess.run(
+        [sys.executable, "-c", loaded.format(module="remora_lsp.assembly")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert started.stdout.strip() == "[]"
+    kernel = subprocess.run(
+        [sys.executable, "-c", loaded.format(module="remora_core.agents.kernel")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert kernel.stdout.strip() == "['pydantic_ai', 'pydantic_monty']"

@@ -97,9 +97,12 @@ log = logging.getLogger(__name__)
 # The model's client modules load with the kernel, which is imported in a
 # thread (``runtime.py``): the first request of a session would otherwise
 # import them (~1.5 s: the OpenAI SDK) on the event loop, holding every turn.
+# So does the ``.pym`` sandbox's native module (``sandbox._monty``), left out
+# of the server's start-up.
 for _module in (
     "pydantic_ai.providers.openai",
     "remora_core.agents.chat_model",
+    "pydantic_monty",
 ):
     importlib.import_module(_module)
 openai_client_class()

@@ -48,10 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pydantic_monty as monty
-
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
+
+    import pydantic_monty as monty
 
 logger = logging.getLogger(__name__)
 
@@ -293,6 +294,16 @@ def _jsonable(tool: PymTool, value: Any) -> Any:
         ) from None
 
 
+def _monty() -> ModuleType:
+    """pydantic-monty, imported on the first run (or with the agents' kernel,
+    which the preload imports off the editor's path): its native module was
+    ~15 ms of every server start, and most sessions run no ``.pym`` tool.
+    """
+    import pydantic_monty
+
+    return pydantic_monty
+
+
 class Sandbox:
     """Runs :class:`PymTool` scripts in monty worker processes, within limits.
 
@@ -313,6 +324,7 @@ class Sandbox:
         externals: dict[str, Callable[..., Any]],
     ) -> PymResult:
         """Run ``tool``; :class:`PymError` for bad arguments or a failed run."""
+        monty = _monty()
         inputs = _bind(tool, arguments)
         lookup = {name: _host(name, externals.get(name)) for name in tool.externals}
         printed = monty.CollectString(max_bytes=_PRINT_LIMIT)
@@ -340,6 +352,7 @@ class Sandbox:
     ) -> PymError:
         """The message for a failed run, naming the ``.pym`` file and line."""
         where = tool.path.name
+        monty = _monty()
         traced = isinstance(error, monty.MontyRuntimeError | monty.MontySyntaxError)
         frames = error.traceback() if traced else []
         lines = [f.line for f in frames if f.filename.startswith("<python-input")]
@@ -365,7 +378,7 @@ class Sandbox:
             raise PymError("the sandbox is closed")
         async with self._starting:
             if self._pool is None:
-                pool = monty.AsyncMonty(min_processes=1, max_processes=4)
+                pool = _monty().AsyncMonty(min_processes=1, max_processes=4)
                 await pool.__aenter__()
                 self._pool = pool
                 logger.info("pym sandbox: worker pool started")
