@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import ModuleType
 
     import pydantic_monty as monty
 
@@ -294,7 +293,7 @@ def _jsonable(tool: PymTool, value: Any) -> Any:
         ) from None
 
 
-def _monty() -> ModuleType:
+def _monty():  # no annotation: the type checker infers the module itself
     """pydantic-monty, imported on the first run (or with the agents' kernel,
     which the preload imports off the editor's path): its native module was
     ~15 ms of every server start, and most sessions run no ``.pym`` tool.
