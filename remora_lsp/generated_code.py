@@ -58,6 +58,9 @@ class GeneratedCode:
     """Why the kept code was not used (None when it was, or there was none)."""
     _known: dict[str, CodeType] = field(default_factory=dict, repr=False)
     _used: dict[str, CodeType] = field(default_factory=dict, repr=False)
+    _new_places: int = 0
+    """Code compiled for a place (attrs' file name for the generated
+    methods) the kept file has no code for at all."""
 
 
 def cache_path() -> Path:
@@ -88,6 +91,8 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
         else 0
     )
 
+    known_places = {key.split("\0", 2)[1] for key in found._known}
+
     def compile_and_eval(script, globs, locs=None, filename=""):
         """What attrs does, with the compiled code kept."""
         key = f"{flags}\0{filename}\0{script}"
@@ -95,6 +100,8 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
         if code is None:
             code = compile(script, filename, "exec", flags, dont_inherit=True)
             found.compiled += 1
+            if filename not in known_places:
+                found._new_places += 1
         else:
             found.reused += 1
         found._used[key] = code
@@ -105,7 +112,11 @@ def generated_code_cached(path: Path | None = None) -> Iterator[GeneratedCode]:
         yield found
     finally:
         _make._compile_and_eval = original
-    if found.compiled or len(found._used) != len(found._known):
+    # Written when code for a new place was compiled or kept code went
+    # unused; not for a place whose script differs at every start (one of
+    # cattrs' classes: its generated methods hold a string's hash, seeded
+    # per process), which rewrote the whole file at every start.
+    if found._new_places or len(found._used) != len(found._known):
         _write(found.path, found._used)
 
 
