@@ -340,27 +340,31 @@ async def test_close_leaves_no_worker_processes():
         await sandbox.run(tool("spy"), {}, {})
 
 
+def _loaded_after_importing(module: str) -> str:
+    """Which of pydantic-monty and pydantic-ai a fresh interpreter holds
+    once it imported ``module``.
+    """
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, {module}; print(sorted(m for m in "
+            "('pydantic_monty', 'pydantic_ai') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 def test_a_server_starts_without_the_sandbox_and_the_kernel_brings_it():
     """pydantic-monty's native module is loaded by the first ``.pym`` run, or
     with the agents' kernel (imported by the preload, off the editor's path),
     not by every server start (~15 ms of each).
     """
-    loaded = (
-        "import sys, {module}; "
-        "print(sorted(m for m in ('pydantic_monty', 'pydantic_ai') "
-        "if m in sys.modules))"
+    assert _loaded_after_importing("remora_lsp.assembly") == "[]"
+    assert (
+        _loaded_after_importing("remora_core.agents.kernel")
+        == "['pydantic_ai', 'pydantic_monty']"
     )
-    started = subprocess.run(
-        [sys.executable, "-c", loaded.format(module="remora_lsp.assembly")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert started.stdout.strip() == "[]"
-    kernel = subprocess.run(
-        [sys.executable, "-c", loaded.format(module="remora_core.agents.kernel")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert kernel.stdout.strip() == "['pydantic_ai', 'pydantic_monty']"
