@@ -118,22 +118,30 @@ def test_a_cache_folder_that_cannot_be_made_costs_only_the_compilation(
     assert _import_the_types(blocked)["compiled"] > 500  # nothing kept, no error
 
 
-def test_the_server_keeps_the_code_for_its_next_start(tmp_path: Path):
-    """``remora-lsp`` builds the types inside the cache: after one start (its
-    editor gone at once), the next one finds them compiled.
+def _start_the_server(cache: Path) -> Path:
+    """Start ``remora-lsp`` with its editor gone at once (stdin empty) and
+    ``cache`` as its cache folder; the one kept file it leaves.
     """
     server = Path(sys.executable).with_name("remora-lsp")
     done = subprocess.run(
         [str(server)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        env={**os.environ, "REMORA_CACHE_DIR": str(tmp_path)},
-        cwd=tmp_path,
+        env={**os.environ, "REMORA_CACHE_DIR": str(cache)},
+        cwd=cache,
         timeout=120,
     )
     assert done.stdout == b"", "nothing but the protocol on stdout"
-    kept = list((tmp_path / "generated-code").glob("attrs-*.marshal"))
+    kept = list((cache / "generated-code").glob("attrs-*.marshal"))
     assert len(kept) == 1, (done.returncode, done.stderr[-2000:])
+    return kept[0]
+
+
+def test_the_server_keeps_the_code_for_its_next_start(tmp_path: Path):
+    """``remora-lsp`` builds the types inside the cache: after one start (its
+    editor gone at once), the next one finds them compiled.
+    """
+    _start_the_server(tmp_path)
     second = _import_the_types(tmp_path)
     assert second["compiled"] == 0 and second["reused"] > 500, second
 
@@ -143,21 +151,6 @@ def test_a_start_with_nothing_new_leaves_the_kept_file_alone(tmp_path: Path):
     not write the 1.8 MB file again (it did at every start: one cattrs class
     has generated code that differs in every process).
     """
-    server = Path(sys.executable).with_name("remora-lsp")
-
-    def start() -> os.stat_result:
-        done = subprocess.run(
-            [str(server)],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env={**os.environ, "REMORA_CACHE_DIR": str(tmp_path)},
-            cwd=tmp_path,
-            timeout=120,
-        )
-        (kept,) = (tmp_path / "generated-code").glob("attrs-*.marshal")
-        assert done.stdout == b"", done.stderr[-2000:]
-        return kept.stat()
-
-    first = start()
-    second = start()
+    first = _start_the_server(tmp_path).stat()
+    second = _start_the_server(tmp_path).stat()
     assert (second.st_ino, second.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
