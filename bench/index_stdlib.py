@@ -435,11 +435,14 @@ async def floor_seconds(workspace: Path) -> float:
 
 
 def compile_remora() -> None:
-    """Compile Remora's own modules, as an installed package has them."""
+    """Compile Remora's own modules, as an installed package has them (the
+    suite does the same: ``tests/conftest.py``, ``compile_project``; neither
+    can import the other).
+    """
     import compileall
     import importlib.util
 
-    for name in ("remora_core", "remora_lsp"):
+    for name in ("remora_lsp", "remora_core", "remora_cli"):
         spec = importlib.util.find_spec(name)
         for location in (spec.submodule_search_locations or []) if spec else []:
             compileall.compile_dir(location, quiet=2)
