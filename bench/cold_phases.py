@@ -160,6 +160,7 @@ async def cold_start(workspace: Path, spy: str | None = None) -> Phases:
         initialized = time.perf_counter()
         finished, message = await asyncio.wait_for(ended, 900)
         sampler.sample()
+        written = _written_mb(client.pid)
     finally:
         sampler.stop()
         await client.stop()
@@ -190,8 +191,20 @@ async def cold_start(workspace: Path, spy: str | None = None) -> Phases:
     summary += (
         f"\n  initialized after {initialized - started:.2f} s, progress began "
         f"after {begin_at - started:.2f} s, first batch after {first - started:.2f} s"
+        f"\n  the server wrote {written:.0f} MB until then (the store and its WAL)"
     )
     return Phases(*phases, summary=summary, timeline=timeline, started=started)
+
+
+def _written_mb(pid: int) -> float:
+    """MB a process passed to ``write`` so far (``wchar`` of ``/proc/PID/io``)."""
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("wchar:"):
+                return int(line.split()[1]) / 1e6
+    except OSError:
+        pass
+    return 0.0
 
 
 def utilisation(phases: Phases, window: float = 0.5) -> str:

@@ -24,7 +24,9 @@ that fails marks the store broken *in the database thread*, so a write queued
 behind it never lands after it (the event log relies on that order). The file
 itself is never deleted or overwritten, so nothing the user had is lost.
 ``max_bytes`` (setting ``store.max_mb``) caps the file with ``PRAGMA
-max_page_count``: beyond it writes fail like on a full disk.
+max_page_count``: beyond it writes fail like on a full disk. The WAL beside it
+grows to ~40 MB between checkpoints and is cut back to 4 MB after each
+(:data:`CHECKPOINT_PAGES`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,16 @@ T = TypeVar("T")
 STORE_DIR = ".remora"
 CACHE_KIB = -32768
 """``PRAGMA cache_size`` (negative: KiB)."""
+CHECKPOINT_PAGES = 10_000
+"""``PRAGMA wal_autocheckpoint``: the WAL is copied into the database once it
+holds this many pages (40 MB), not SQLite's 1,000. A first index writes the
+same index pages again in each of its transactions (ids are random); at 1,000
+each page was copied over ~5 times: 420 MB written and 210 MB read back for a
+60 MB store (1.7 M lines), 0.15-0.2 s of CPU and ~0.3 s of waiting for disk
+more than now (270 MB written)."""
+WAL_KEEP_BYTES = 4 * 1024 * 1024
+"""``PRAGMA journal_size_limit``: what the WAL file is cut back to once
+copied in, so an idle store does not keep 40 MB of it on disk."""
 
 DB_NAME = "remora.db"
 
@@ -140,6 +152,8 @@ class Database:
         # 32 MB of page cache (the default is 2 MB): event indexes are written
         # at random places (ids are random), and misses dominate bursts.
         db.execute(f"PRAGMA cache_size = {CACHE_KIB}")
+        db.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
+        db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}").fetchall()
         if self.max_bytes is not None:
             (page,) = db.execute("PRAGMA page_size").fetchone()
             pages = max(1, int(self.max_bytes) // int(page))
