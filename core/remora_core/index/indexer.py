@@ -19,6 +19,8 @@ dies with the server, even when the server is killed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
 import multiprocessing
 import os
@@ -45,6 +47,29 @@ POOL_THRESHOLD = 24
 BATCH_SIZE = 16
 AHEAD_MAX = 4
 """Workers :meth:`Extractor.start_ahead` starts at most."""
+
+
+RESULTS_PIPE_BYTES = 1024 * 1024
+"""The pipe that brings the workers' results back holds this much (Linux's
+default limit for a pipe; 64 KB unless asked)."""
+
+
+def _widen_results(pool: ProcessPoolExecutor) -> None:
+    """Let a worker write a batch's results (57 KB on average, 200 KB at most
+    for the stdlib) into the pipe at once and go on parsing.
+
+    With 64 KB, a worker waited for the server's reader, a thread that takes
+    the interpreter lock from the busy event loop again for every 64 KB: each
+    worker sat ~0.3 s of a 7 s first index at 1.7 M lines (4 % of its time)
+    in ``write``. Linux only; elsewhere, or refused, the pipe stays as it is.
+    """
+    setting = getattr(fcntl, "F_SETPIPE_SZ", None)
+    queue = getattr(pool, "_result_queue", None)  # CPython 3.8 to 3.13
+    reader = getattr(queue, "_reader", None)
+    if setting is None or reader is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(reader.fileno(), setting, RESULTS_PIPE_BYTES)
 
 
 def _ready() -> None:
@@ -195,12 +220,14 @@ class Extractor:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=start_worker,
             initargs=(os.getpid(),),
         )
+        _widen_results(pool)
+        return pool
 
     async def extract(
         self, paths: list[str]
