@@ -200,7 +200,7 @@ class BadSnapshot(ValueError):
     """The blob is not one this code wrote (or not whole)."""
 
 
-def _numbers(data: bytes, code: str) -> array:
+def _numbers(data: bytes | memoryview, code: str) -> array:
     values = array(code)
     if len(data) % values.itemsize:
         raise BadSnapshot("an array's length is not whole")
@@ -317,14 +317,15 @@ _TEXTS = (0, 1, 3, 9, 13, 17)
 _SECTIONS = 21
 
 
-def _sections(data: bytes) -> tuple[int, int, list[bytes]]:
-    """The node count, file count and sections of a blob."""
+def _sections(data: bytes) -> tuple[int, int, list[memoryview]]:
+    """The node count, file count and sections of a blob (views into it: the
+    arrays and texts made of them are copies anyway)."""
     if len(data) < _HEADER.size:
         raise BadSnapshot("too short")
     magic, count, file_count = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise BadSnapshot("not a snapshot of this version and byte order")
-    sections: list[bytes] = []
+    sections: list[memoryview] = []
     view, offset = memoryview(data), _HEADER.size
     while offset < len(data):
         if offset + _LENGTH.size > len(data):
@@ -333,7 +334,7 @@ def _sections(data: bytes) -> tuple[int, int, list[bytes]]:
         offset += _LENGTH.size
         if offset + length > len(data):
             raise BadSnapshot("a section is cut")
-        sections.append(bytes(view[offset : offset + length]))
+        sections.append(view[offset : offset + length])
         offset += length
     if len(sections) != _SECTIONS:
         raise BadSnapshot(f"not {_SECTIONS} sections")
@@ -353,7 +354,7 @@ class SymbolSnapshot:
         """Read the blob; :class:`BadSnapshot` if its parts do not fit."""
         count, file_count, sections = _sections(data)
         try:
-            texts = {i: sections[i].decode("utf-8") for i in _TEXTS}
+            texts = {i: str(sections[i], "utf-8") for i in _TEXTS}
         except UnicodeDecodeError as error:
             raise BadSnapshot("text that is not UTF-8") from error
         self.paths = texts[0].split(SEPARATOR) if file_count else []
@@ -382,7 +383,8 @@ class SymbolSnapshot:
         self._by_path = {path: i for i, path in enumerate(self.paths)}
 
     def _check(self, count: int, file_count: int) -> None:
-        """The parts fit together (sizes, and every node number within bounds;
+        """The parts fit together (sizes, and every node number within bounds:
+        a search passes over numbers past the nodes, so it would not notice;
         see the class docstring).
         """
         sizes = (len(self.paths), len(self.file_ids), len(self.indexed_at))
