@@ -200,6 +200,7 @@ async def test_a_warm_start_searches_the_stored_names_as_the_whole_index(
         try:
             assert await warm.ready()
             assert await warm.app.indexed()
+            await warm.app.searchable()  # as a search request does first
             graph = warm.graph
             assert graph.snapshot is not None, start
             assert not graph.complete, start
@@ -312,6 +313,8 @@ async def test_damaged_stored_names_are_not_used_and_are_built_again(
         await warm.start()
         try:
             assert await warm.app.indexed()
+            await warm.index.stored_names.read_done.wait()
+            assert warm.graph.snapshot is None, damage
             answers = {}
             some_id = warm.graph.file_node("copy2/http/client.py").id
             for query in _queries(warm, some_id)[::3]:

@@ -36,6 +36,7 @@ only, no indexing, no store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Coroutine
@@ -78,6 +79,9 @@ log = logging.getLogger(__name__)
 RECORDS_WAIT_S = 60.0
 """How long the start-up scan waits for the stored records before reading
 every file instead."""
+NAMES_READ_WAIT_S = 10.0
+"""How long a symbol search waits for the stored name index to be read at
+start before loading the whole graph instead."""
 
 
 class RemoraApp:
@@ -198,8 +202,13 @@ class RemoraApp:
         stored name index (``index/symbol_snapshot.py``); without it a lazily
         loaded graph is loaded now rather than after its quiet delay (a
         waiting request yields to the others, and is simply dropped if
-        cancelled).
+        cancelled). The stored name index is read at start, beside indexing:
+        a search that comes first waits for that read.
         """
+        names = self._index.stored_names
+        if names is not None and not names.read_done.is_set():
+            with contextlib.suppress(TimeoutError):  # a store that slow: load
+                await asyncio.wait_for(names.read_done.wait(), NAMES_READ_WAIT_S)
         graph = self._index.graph
         if not graph.searchable:
             graph.hurried.set()

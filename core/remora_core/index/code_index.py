@@ -134,7 +134,8 @@ class CodeIndex:
         self.stored_names = opened.names
         self.records = {record.path: record for record in opened.files}
         self.tasks.spawn(
-            fill_graph(self.graph, self.indexed, names=opened.names), name="load graph"
+            fill_graph(self.graph, self.indexed, names=opened.names, after=self.loaded),
+            name="load graph",
         )
         for record in opened.files:
             if record.status == "present":

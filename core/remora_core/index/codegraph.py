@@ -144,6 +144,14 @@ class CodeGraph:
         if self._pending and self._completed is not None and self._completed.is_set():
             self._completed = None  # complete no more: later waits wait again
 
+    def use_snapshot(self, snapshot: SymbolSnapshot) -> None:
+        """Answer symbol searches for the files still only in the store from
+        ``snapshot`` (read after :meth:`attach`: the files loaded since are
+        the live name index's).
+        """
+        snapshot.exclude(path for path in snapshot.paths if path not in self._pending)
+        self.snapshot = snapshot
+
     def detach(self) -> None:
         """Stop reading the store (everything is loaded, or the project closed)."""
         source, self._source = self._source, None

@@ -12,9 +12,8 @@ the workspace is indexed, :func:`fill_graph` loads the rest in small batches
 between other work, whenever the person pauses, so requests are never queued
 behind it for long and questions about the whole project end up answered
 from memory. Symbol searches meanwhile are answered from the name index kept
-in the store (``symbol_snapshot.py``, read by :func:`open_graph` with the
-file records), which :class:`StoredNames` builds again when it is missing or
-out of date.
+in the store (``symbol_snapshot.py``), which :class:`StoredNames` reads while
+the workspace is indexed and builds again when it is missing or out of date.
 
 Why synchronous reads on the event loop: the graph's readers are synchronous
 (an outline, a hover, an agent's prompt), and one file's rows take a fraction
@@ -268,20 +267,16 @@ def _records(db: sqlite3.Connection) -> list[FileRecord]:
     return [FileRecord(*row) for row in db.execute(f"SELECT {FILE_COLUMNS} FROM files")]
 
 
-def _start_up(
-    db: sqlite3.Connection,
-) -> tuple[list[FileRecord], SymbolSnapshot | None, list[str]]:
-    """The file records, the stored name index and the files it cannot answer
-    for, in one read (so that the two agree).
+def _stored_names(db: sqlite3.Connection) -> tuple[SymbolSnapshot | None, list[str]]:
+    """The stored name index and the files it cannot answer for, in one read
+    (so that the two agree).
     """
     db.execute("BEGIN")
     try:
-        files = _records(db)
         data, stored = read_stored(db)
     finally:
         db.execute("ROLLBACK")
-    snapshot, stale = opened(data, stored)
-    return files, snapshot, stale
+    return opened(data, stored)
 
 
 @dataclass
@@ -296,45 +291,66 @@ class OpenedGraph:
 async def open_graph(graph: CodeGraph, store: NodeStore, *, lazy: bool) -> OpenedGraph:
     """Load the stored graph into ``graph`` (lazily when ``lazy`` and the store
     is writable, with the stored name index to answer symbol searches
-    meanwhile); the stored file records.
+    meanwhile: :meth:`StoredNames.read`, the caller's to run); the stored
+    file records.
     """
     database = store.database
     if not (lazy and database.writable):
         files, nodes, edges = await store.load()
         graph.load(nodes, edges)
         return OpenedGraph(files)
-    found = await database.read(_start_up, "loading the project")
-    if found is None:
+    files = await database.read(_records, "loading the project")
+    if files is None:
         return OpenedGraph([])
-    files, snapshot, stale = found
     file_ids = {record.path: record.file_id for record in files if record.file_id}
     present = {record.path for record in files if record.status == "present"}
     graph.attach(file_ids, present, StoredGraph(database))
-    names = StoredNames(database)
-    if snapshot is not None and len(stale) <= STALE_USED:
-        graph.snapshot = snapshot
-        # Changed since the snapshot: the live name index answers for them.
-        graph.load_files([path for path in stale if path in file_ids])
-        names.wanted = len(stale) > STALE_KEPT
-        log.info(
-            "symbol search from the stored names (%d files, %d changed since)",
-            snapshot.files,
-            len(stale),
-        )
-    return OpenedGraph(files, names)
+    return OpenedGraph(files, StoredNames(database))
 
 
 class StoredNames:
-    """Builds the stored name index again once the graph is whole, when the
-    one found at start was missing, damaged or out of date.
+    """Reads the stored name index at start (:meth:`read`), and builds it
+    again once the graph is whole when the one found was missing, damaged or
+    out of date (:meth:`refresh`).
     """
 
     def __init__(self, database: Database) -> None:
         self.database = database
         self.wanted = True
         """Whether to build it (none usable was found)."""
+        self.read_done = asyncio.Event()
+        """Set once :meth:`read` ended, whatever it found."""
         self.written = asyncio.Event()
         """Set once this process stored a snapshot."""
+
+    async def read(self, graph: CodeGraph) -> None:
+        """Give ``graph`` the stored name index, if sound and nearly up to
+        date, loading the files changed since it was built (the live index
+        answers for those).
+
+        Run beside indexing rather than before it: reading and checking the
+        blob (11 MB for 1.7 M lines) was a quarter of a warm start's own time
+        (~30 ms), and only a symbol search needs it (``FrontDoor.searchable``
+        waits for it).
+        """
+        try:
+            found = await self.database.read(_stored_names, "reading the stored names")
+            if found is None or graph.complete:  # whole already: not needed
+                return
+            snapshot, stale = found
+            if snapshot is None or len(stale) > STALE_USED:
+                return
+            graph.use_snapshot(snapshot)
+            # Changed since the snapshot: the live name index answers for them.
+            graph.load_files([path for path in stale if path in graph.file_ids])
+            self.wanted = len(stale) > STALE_KEPT
+            log.info(
+                "symbol search from the stored names (%d files, %d changed since)",
+                snapshot.files,
+                len(stale),
+            )
+        finally:
+            self.read_done.set()
 
     async def refresh(self) -> None:
         """Build the snapshot in a process of its own from the store as it
@@ -400,6 +416,7 @@ async def fill_graph(
     *,
     delay: float = FILL_DELAY_S,
     names: StoredNames | None = None,
+    after: asyncio.Event | None = None,
 ) -> None:
     """Once ``start`` is set and ``delay`` has passed, load what is left of the
     graph in small steps, each after whatever else was waiting to run, adding
@@ -407,7 +424,15 @@ async def fill_graph(
     index the names of the files indexed so far now and then. Someone waiting
     for the whole graph (``graph.hurried``) cuts the delay short. Then store
     the name index if ``names`` wants it.
+
+    ``names`` first reads the stored name index (:meth:`StoredNames.read`),
+    once ``after`` is set: the start-up's own reads first (the database
+    thread takes them in turn), then this one, beside indexing.
     """
+    if names is not None:
+        if after is not None:
+            await after.wait()
+        await names.read(graph)
     while not start.is_set():
         # Files indexed so far join the name index between the indexer's
         # steps, so that a search right after indexing does not build it all.

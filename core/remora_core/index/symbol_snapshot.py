@@ -319,7 +319,8 @@ _SECTIONS = 21
 
 def _sections(data: bytes) -> tuple[int, int, list[memoryview]]:
     """The node count, file count and sections of a blob (views into it: the
-    arrays and texts made of them are copies anyway)."""
+    arrays and texts made of them are copies anyway).
+    """
     if len(data) < _HEADER.size:
         raise BadSnapshot("too short")
     magic, count, file_count = _HEADER.unpack_from(data)
