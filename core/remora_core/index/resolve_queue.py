@@ -134,23 +134,42 @@ class ResolveQueue:
         again = set(self._unresolved)
         if self._lost_modules:
             modules = self.index.modules
+            lost = LostModules(self._lost_modules)
             for path in self.early:
                 extraction = self._parsed[path][0]
-                if names_module(path, extraction, modules, self._lost_modules):
+                if lost.named_by(path, extraction, modules):
                     again.add(path)
         return [(path, *self._parsed[path]) for path in self._parsed if path in again]
 
 
-def names_module(
-    path: str, extraction: FileExtraction, modules: ModuleMap, lost: list[str]
-) -> bool:
-    """Whether an import of ``path`` names one of the ``lost`` modules, a
-    module inside one, or a package holding one: what its resolution may have
-    looked at (an attribute chain ``a.b.f()`` after ``import a`` goes through
-    ``a.b``; a star import through the package's own file).
-    """
-    return any(
-        name == gone or gone.startswith(f"{name}.") or name.startswith(f"{gone}.")
-        for name in imported_names(path, extraction, modules)
-        for gone in lost
-    )
+class LostModules:
+    """Dotted names of modules that left the module map while indexing."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = set(names)
+        self.packages = {
+            name[:dot] for name in names for dot, ch in enumerate(name) if ch == "."
+        }
+        """The packages around them (``a`` and ``a.b`` for ``a.b.c``)."""
+
+    def named_by(
+        self, path: str, extraction: FileExtraction, modules: ModuleMap
+    ) -> bool:
+        """Whether an import of ``path`` names one of these modules, a module
+        inside one, or a package holding one: what its resolution may have
+        looked at (an attribute chain ``a.b.f()`` after ``import a`` goes
+        through ``a.b``; a star import through the package's own file).
+
+        Set lookups, one per dotted prefix of each imported name: comparing
+        every name with every lost module took 0.05 s of the one-core tail of
+        a first index at 1.7 M lines (eight files refused by the parsers).
+        """
+        names, packages = self.names, self.packages
+        for name in imported_names(path, extraction, modules):
+            if name in packages:  # holds a lost module
+                return True
+            while name:  # the module, or one around it, was lost
+                if name in names:
+                    return True
+                name = name.rpartition(".")[0]
+        return False
