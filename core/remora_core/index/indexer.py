@@ -249,9 +249,14 @@ class Extractor:
         loop = asyncio.get_running_loop()
         pool = self._pool = self._ahead or self._new_pool()
         self._ahead = None
+        # Results in the order they complete, through a queue: waiting on the
+        # set of pending batches each time walked them all (224 batches for
+        # 1.7 M lines: ~25k callbacks added and removed).
+        finished: asyncio.Queue[asyncio.Future[list[FileExtraction | SkippedFile]]]
+        finished = asyncio.Queue()
         try:
-            pending = {
-                loop.run_in_executor(
+            for start in range(0, len(paths), BATCH_SIZE):
+                batch = loop.run_in_executor(
                     pool,
                     extract_paths,
                     str(self.root),
@@ -259,14 +264,9 @@ class Extractor:
                     self.max_bytes,
                     self.read_inline_ids,
                 )
-                for start in range(0, len(paths), BATCH_SIZE)
-            }
-            while pending:
-                done, pending = await asyncio.wait(
-                    pending, return_when=asyncio.FIRST_COMPLETED
-                )
-                for future in done:
-                    yield future.result()
+                batch.add_done_callback(finished.put_nowait)
+            for _ in range(0, len(paths), BATCH_SIZE):
+                yield (await finished.get()).result()
         finally:
             self._pool = None
             pool.shutdown(wait=False, cancel_futures=True)
