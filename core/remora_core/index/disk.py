@@ -40,7 +40,10 @@ log = logging.getLogger(__name__)
 YIELD_EVERY = 50
 """Files resolved between two yields to the event loop during start-up."""
 SAVE_EARLY = 200
-"""Resolved files written together while indexing goes on."""
+"""Resolved files written together while indexing goes on; once fewer files
+than this are left to parse, those of each batch, so that little is left to
+write after the last one (the last round of 200 was ~0.1 s on one core, the
+workers done, at the end of a first index of 1.7 M lines)."""
 
 
 class DiskSync:
@@ -243,7 +246,9 @@ class DiskSync:
                     if known:  # changed since the last run (a first index is not)
                         await index.listener.announce(Changes.of_update(update))
                 resolved += queue.resolve_ready()
-                if len(resolved) >= SAVE_EARLY:
+                if len(resolved) >= SAVE_EARLY or (
+                    resolved and len(paths) - done < SAVE_EARLY
+                ):
                     write()
                 if sink:
                     sink.report(
