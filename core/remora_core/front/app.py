@@ -202,11 +202,12 @@ class RemoraApp:
         stored name index (``index/symbol_snapshot.py``); without it a lazily
         loaded graph is loaded now rather than after its quiet delay (a
         waiting request yields to the others, and is simply dropped if
-        cancelled). The stored name index is read at start, beside indexing:
-        a search that comes first waits for that read.
+        cancelled). The stored name index is read shortly after start: a
+        search that comes first has it read at once, and waits.
         """
         names = self._index.stored_names
         if names is not None and not names.read_done.is_set():
+            names.asked.set()
             with contextlib.suppress(TimeoutError):  # a store that slow: load
                 await asyncio.wait_for(names.read_done.wait(), NAMES_READ_WAIT_S)
         graph = self._index.graph

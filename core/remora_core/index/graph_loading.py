@@ -87,6 +87,12 @@ p95 up to twice the small project's (``bench/index_large.py``). Nobody
 waits for it: a start that finds none searches the live index, and builds it.
 """
 
+NAMES_READ_DELAY_S = 0.3
+"""How long after the stored graph is opened the stored name index is read,
+unless a search asks for it first. Reading it (11 MB for 1.7 M lines, ~30
+ms) is only for symbol searches: started at once it ran beside the editor's
+first requests after a warm start, and the first outline of a file took ~10
+ms longer (median of 8), up to 95 ms."""
 HURRIED_BATCH = 128
 """Files loaded per step when a request waits for them (~50 ms)."""
 SYMBOL_BATCH = 32
@@ -318,6 +324,8 @@ class StoredNames:
         self.database = database
         self.wanted = True
         """Whether to build it (none usable was found)."""
+        self.asked = asyncio.Event()
+        """Set when a search waits for :meth:`read` (no delay then)."""
         self.read_done = asyncio.Event()
         """Set once :meth:`read` ended, whatever it found."""
         self.written = asyncio.Event()
@@ -328,10 +336,10 @@ class StoredNames:
         date, loading the files changed since it was built (the live index
         answers for those).
 
-        Run beside indexing rather than before it: reading and checking the
-        blob (11 MB for 1.7 M lines) was a quarter of a warm start's own time
-        (~30 ms), and only a symbol search needs it (``FrontDoor.searchable``
-        waits for it).
+        Run shortly after start rather than before indexing: reading and
+        checking the blob (11 MB for 1.7 M lines) was a quarter of a warm
+        start's own time (~30 ms), and only a symbol search needs it
+        (``RemoraApp.searchable`` asks for it and waits).
         """
         try:
             found = await self.database.read(_stored_names, "reading the stored names")
@@ -426,12 +434,15 @@ async def fill_graph(
     the name index if ``names`` wants it.
 
     ``names`` first reads the stored name index (:meth:`StoredNames.read`),
-    once ``after`` is set: the start-up's own reads first (the database
-    thread takes them in turn), then this one, beside indexing.
+    once ``after`` is set (the start-up's own reads first: the database thread
+    takes them in turn) and :data:`NAMES_READ_DELAY_S` later, or as soon as a
+    search asks for it.
     """
     if names is not None:
         if after is not None:
             await after.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(names.asked.wait(), NAMES_READ_DELAY_S)
         await names.read(graph)
     while not start.is_set():
         # Files indexed so far join the name index between the indexer's
