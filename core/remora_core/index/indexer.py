@@ -50,8 +50,9 @@ AHEAD_MAX = 4
 
 
 RESULTS_PIPE_BYTES = 1024 * 1024
-"""The pipe that brings the workers' results back holds this much (Linux's
-default limit for a pipe; 64 KB unless asked)."""
+"""The pipe that brings the workers' results back holds this much: the most
+Linux lets a process ask for without privileges (``pipe-max-size``); 64 KB
+unless asked."""
 
 
 def _widen_results(pool: ProcessPoolExecutor) -> None:
