@@ -187,6 +187,16 @@ def test_trailing_comments_are_not_part_of_a_span():
         assert (span.end_line, span.end_col) == (2, 16), name
 
 
+def test_a_hash_that_is_no_comment_ends_nothing_early():
+    """A ``#`` on a definition's last line sends the span's end to the tree
+    (the fast path reads the text only when no comment can end the node).
+    """
+    source = 'def f():\n    return "#x"\n\n\ndef g():\n    pass  # done\n'
+    found = by_name(extract(source))
+    assert (found["f"].span.end_line, found["f"].span.end_col) == (1, 15)
+    assert (found["g"].span.end_line, found["g"].span.end_col) == (5, 8)
+
+
 def test_the_name_span_of_a_non_ascii_name_is_in_bytes_and_flagged():
     found = by_name(extract("def café(x):\n    return 'ñ'\n"))
     name = found["café"].name_span

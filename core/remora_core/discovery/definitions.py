@@ -181,6 +181,21 @@ class _Extractor:
             ascii=ascii_,
         )
 
+    def content_end(self, outer: tree_sitter.Node) -> tree_sitter.Node:
+        """:func:`content_end` of a definition, read from the text when it
+        can only be ``outer`` itself.
+
+        A comment skipped anywhere on the way down ends where ``outer`` ends
+        (every node above it on the way is its parent's last child), so
+        without a ``#`` on ``outer``'s last line nothing is skipped and the
+        last descendant ends with ``outer``. Two searches of one line instead
+        of a node built per level: a tenth of finding the definitions.
+        """
+        text, end = self.text, outer.end_byte
+        if text.rfind(b"#", text.rfind(b"\n", 0, end) + 1, end) < 0:
+            return outer
+        return content_end(outer)
+
     def node_span(self, first: tree_sitter.Node, last: tree_sitter.Node) -> Span:
         """The span from the start of ``first`` to the end of ``last``."""
         if not self.points_are_lines:
@@ -248,7 +263,7 @@ class _Extractor:
             kind = NodeKind.METHOD
         else:
             kind = NodeKind.FUNCTION
-        last = content_end(outer)
+        last = self.content_end(outer)
         start, end = outer.start_byte, last.end_byte
         index = len(self.found)
         self.node_ends.append(outer.end_byte)
