@@ -41,6 +41,7 @@ from index_stdlib import (
     copy_stdlib,
     indexing_progress,
     initialize,
+    proc_fields,
     process_tree,
     processes,
     python_files,
@@ -198,13 +199,7 @@ async def cold_start(workspace: Path, spy: str | None = None) -> Phases:
 
 def _written_mb(pid: int) -> float:
     """MB a process passed to ``write`` so far (``wchar`` of ``/proc/PID/io``)."""
-    try:
-        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-            if line.startswith("wchar:"):
-                return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return 0.0
+    return proc_fields(pid, "io", "wchar")["wchar"] / 1e6
 
 
 def utilisation(phases: Phases, window: float = 0.5) -> str:

@@ -64,6 +64,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from index_stdlib import proc_fields  # noqa: E402
 from remora_cli.control.backend import (  # noqa: E402
     ServerBackend,
     ServerGone,
@@ -113,13 +114,7 @@ def load() -> str:
 
 def pss_mb(pid: int) -> float:
     """The proportional set size of a process (MB), 0 when it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return proc_fields(pid, "smaps_rollup", "Pss")["Pss"] / 1024
 
 
 def chromium_processes() -> list[tuple[int, str]]:

@@ -76,6 +76,7 @@ from index_stdlib import (
     first_outline,
     indexing_progress,
     initialize,
+    proc_fields,
     process_tree,
     processes,
     python_files,
@@ -148,17 +149,8 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
     tree's PSS sums to what it really holds (RSS counts shared pages once per
     process: the parsing workers' interpreter and libraries, for one).
     """
-    rss = pss = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1])
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1])
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        pass
-    return rss, pss
+    found = proc_fields(pid, "smaps_rollup", "Rss", "Pss")
+    return found["Rss"], found["Pss"]
 
 
 def _is_model(pid: int, known: dict[int, bool]) -> bool:

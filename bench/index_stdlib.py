@@ -101,16 +101,26 @@ def python_files(root: Path) -> list[Path]:
 # ---- memory --------------------------------------------------------------------------
 
 
+def proc_fields(pid: int, name: str, *fields: str) -> dict[str, int]:
+    """The numbers of ``fields`` in ``/proc/<pid>/<name>`` (``Field: 123 kB``
+    lines: ``status``, ``smaps_rollup``, ``io``), read in one pass; 0 for
+    each when the process is gone.
+    """
+    found = dict.fromkeys(fields, 0)
+    try:
+        with open(f"/proc/{pid}/{name}") as lines:
+            for line in lines:
+                key, _, rest = line.partition(":")
+                if key in found:
+                    found[key] = int(rest.split()[0])
+    except OSError:
+        pass
+    return found
+
+
 def _status_kb(pid: int, field_name: str) -> int:
     """Read a ``kB`` field of ``/proc/<pid>/status``; 0 if the process is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1])
-    except (FileNotFoundError, ProcessLookupError):
-        pass
-    return 0
+    return proc_fields(pid, "status", field_name)[field_name]
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
