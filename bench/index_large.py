@@ -574,13 +574,14 @@ def print_session(found: Session) -> None:
 
 @dataclass
 class Starts:
-    """The starts on the large workspace: each of cold and warm twice, once
-    timed only (``timed_only``: cold, then warm), once measured whole.
+    """The starts on the large workspace: each of cold and warm twice, first
+    timed only, then measured whole.
     """
 
-    cold: Session = field(default_factory=lambda: Session("cold"))
-    warm: Session = field(default_factory=lambda: Session("warm"))
-    timed_only: list[Session] = field(default_factory=list)
+    first_cold: Session
+    cold: Session
+    first_warm: Session
+    warm: Session
 
     def ratios(self, peers: list[AstRun]) -> tuple[list[float], list[float]]:
         """Each cold and each warm start over the mean of the ``ast`` runs
@@ -588,9 +589,8 @@ class Starts:
         cold start, between the starts, and after the warm ones).
         """
         around = [statistics.mean(p.seconds for p in pair) for pair in pairwise(peers)]
-        first_cold, first_warm = self.timed_only
-        cold = [first_cold.index_s / around[0], self.cold.index_s / around[1]]
-        warm = [s.index_s / around[2] for s in (first_warm, self.warm)]
+        cold = [self.first_cold.index_s / around[0], self.cold.index_s / around[1]]
+        warm = [s.index_s / around[2] for s in (self.first_warm, self.warm)]
         return cold, warm
 
 
@@ -614,7 +614,7 @@ def report(
         f"the first cold start, between the two, after it, after the warm starts; "
         f"CPU {ast_cpu_s:.2f} s the first time)"
     )
-    for found in starts.timed_only:
+    for found in (starts.first_cold, starts.first_warm):
         print(f"{found.label:<6} indexed in {found.index_s:.2f} s (timed only)")
     print_session(small)
     print_session(cold)
@@ -706,13 +706,11 @@ async def run(scale: int, keep: bool) -> int:
             typing_there = Typist.on(small_client, small_opened)
             typing_there.version = 2 * (EDIT_WARMUP + EDIT_ROUNDS) + 1
             opened = workspace / "copy1" / OPENED
-            starts = Starts()
             print("cold start (timed only) ...", flush=True)
-            found, client = await start(
+            first_cold, client = await start(
                 workspace, "cold1", opened, symbols=False, full=False
             )
-            await stop(client, found)
-            starts.timed_only.append(found)
+            await stop(client, first_cold)
             shutil.rmtree(workspace / ".remora")
             peers.append(ast_parse_fresh(workspace))
             print("cold start ...", flush=True)
@@ -722,11 +720,10 @@ async def run(scale: int, keep: bool) -> int:
             await stop(client, cold)
             peers.append(ast_parse_fresh(workspace))
             print("warm start (timed only) ...", flush=True)
-            found, client = await start(
+            first_warm, client = await start(
                 workspace, "warm1", opened, symbols=False, full=False
             )
-            await stop(client, found)
-            starts.timed_only.append(found)
+            await stop(client, first_warm)
             print("warm start ...", flush=True)
             warm, client = await start(
                 workspace, "warm", opened, symbols=True, small=typing_there
@@ -734,7 +731,7 @@ async def run(scale: int, keep: bool) -> int:
             await stop(client, warm)
             print("ast.parse peer again ...", flush=True)
             peers.append(ast_parse_fresh(workspace))
-            starts.cold, starts.warm = cold, warm
+            starts = Starts(first_cold, cold, first_warm, warm)
         finally:
             await stop(small_client, small)
         store = store_figures(workspace)
