@@ -53,6 +53,10 @@ _CONTAINERS = frozenset(
 )
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
+_DEFINITION_WORDS = (b"def", b"class")
+"""What the text of a definition always holds (``async def`` too)."""
+_IMPORT_WORDS = (b"import",)
+"""What the text of an import statement always holds."""
 
 
 def _field_id(name: str) -> int:
@@ -151,6 +155,8 @@ class _Extractor:
         self.read_inline_ids = read_inline_ids and b"rm_" in text
         self.imports = imports
         """Where the import statements met on the way go, if anywhere."""
+        self.words = _DEFINITION_WORDS + (_IMPORT_WORDS if imports is not None else ())
+        """A node whose text holds none of these holds nothing to find."""
         self.points_are_lines = b"\r" not in text
         """Tree-sitter counts rows at ``\n`` only; LSP also breaks lines at a
         lone ``\r``. Without any ``\r`` a node's points are its line and byte
@@ -220,6 +226,16 @@ class _Extractor:
         return offset - self.lines.line_start(line)
 
     def walk(self, node: tree_sitter.Node, parent: int, scope: str) -> None:
+        # Most bodies define and import nothing: a search of their text for
+        # the keywords (in C) spares building a Node per statement to look at
+        # (half of finding the definitions). A keyword in a comment, a string
+        # or a longer name (``default``) only means the walk goes on.
+        find, start, end = self.text.find, node.start_byte, node.end_byte
+        for word in self.words:
+            if find(word, start, end) >= 0:
+                break
+        else:
+            return
         # Named children only: the anonymous ones (keywords, ``:``) are never
         # definitions, containers or imports, and each child read is a Node
         # object built.
@@ -327,6 +343,12 @@ def extract_definitions(
 class _ImportFinder(_Extractor):
     """The definitions walk, finding import statements only."""
 
+    def __init__(
+        self, text: bytes, lines: LineIndex, imports: list[tree_sitter.Node]
+    ) -> None:
+        super().__init__(text, lines, False, imports)
+        self.words = _IMPORT_WORDS
+
     def add(
         self,
         outer: tree_sitter.Node,
@@ -347,7 +369,7 @@ def import_statements(
     nodes the parser recovered (the places the definitions walk visits).
     """
     found: list[tree_sitter.Node] = []
-    _ImportFinder(text, lines, False, found).walk(tree.root_node, -1, "")
+    _ImportFinder(text, lines, found).walk(tree.root_node, -1, "")
     return found
 
 
