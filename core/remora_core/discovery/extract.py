@@ -120,8 +120,8 @@ def extract_tree(
         )
     if tree is not None and with_references and statements is None:
         statements = import_statements(tree, text, lines)
-    end_line = lines.line_of(len(text))
-    last_line = text[lines.line_start(end_line) :]
+    end_line = lines.line_count - 1
+    last_line = text[lines.last_line_start() :]
     return FileExtraction(
         path=path,
         content_hash=content_hash(text),
