@@ -61,6 +61,20 @@ def new_id(taken: Callable[[str], bool] = lambda _id: False) -> str:
             return candidate
 
 
+def new_ids(count: int, taken: Callable[[str], bool]) -> list[str]:
+    """``count`` fresh ids, none accepted by ``taken`` and no two alike: the
+    characters of all of them taken from the buffer at once.
+    """
+    chars = _random_chars(8 * count)
+    ids = [ID_PREFIX + chars[start : start + 8] for start in range(0, 8 * count, 8)]
+    seen: set[str] = set()
+    for index, candidate in enumerate(ids):
+        if candidate in seen or taken(candidate):  # one in 36**8: mint again
+            candidate = ids[index] = new_id(lambda c: c in seen or taken(c))
+        seen.add(candidate)
+    return ids
+
+
 def is_node_id(value: object) -> bool:
     """Whether ``value`` has the shape of a node id."""
     return (
@@ -98,6 +112,12 @@ def assign_ids(
     excluded). ``taken`` says whether an id exists anywhere (to avoid collisions
     when minting); ``foreign_active`` whether it is active in another file.
     """
+    previous = list(previous)
+    if not previous and not any(d.inline_id for d in definitions):
+        # A file seen for the first time (every file of a first index): only
+        # new ids, minted together.
+        minted = new_ids(len(definitions), taken)
+        return IdAssignment(ids=minted, created=list(minted))
     active: dict[tuple[str, NodeKind], deque[str]] = defaultdict(deque)
     orphans: dict[tuple[str, NodeKind], deque[str]] = defaultdict(deque)
     previous_status: dict[str, NodeStatus] = {}
