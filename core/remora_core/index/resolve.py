@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Container, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from remora_core.model import Edge, EdgeKind, NodeKind
 
@@ -95,9 +94,13 @@ class ModuleMap:
         return ".".join([*base, ref.module] if ref.module else base)
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """A resolved name: a module (``node_id`` None) or a node."""
+class _Target(NamedTuple):
+    """A resolved name: a module (``node_id`` None) or a node.
+
+    A named tuple: ``_member`` keys its answers by target, and a tuple hashes
+    and compares in C (a frozen dataclass ran Python code for each, and for
+    each field it set).
+    """
 
     module: str | None
     node_id: str | None
@@ -129,7 +132,12 @@ class FileResolver:
         self.local: dict[tuple[int, str], list[int]] = defaultdict(list)
         for index, definition in enumerate(extraction.definitions):
             self.local[(definition.parent, definition.name)].append(index)
+        self.local_names = {name for _scope, name in self.local}
+        """Every name the file defines in any scope: most calls (``len``,
+        ``isinstance``) name none, and skip the walk up the scopes."""
         self.index_of = {node_id: index for index, node_id in enumerate(ids)}
+        self._locals: dict[int, _Target] = {}
+        """``_local_target`` answers, by definition index."""
         self.bindings: dict[str, _Target] = {}
         self.import_targets: set[str] = set()
         self._members: dict[tuple[_Target, str], list[_Target]] = {}
@@ -208,6 +216,8 @@ class FileResolver:
         return None
 
     def _lookup(self, name: str, owner: int) -> list[_Target]:
+        if name not in self.local_names:
+            return self._imported(name)
         definitions = self.extraction.definitions
         index, first = owner, True
         while index >= 0:
@@ -221,11 +231,19 @@ class FileResolver:
         hits = self.local.get((-1, name))
         if hits:
             return [self._local_target(i) for i in hits]
+        return self._imported(name)
+
+    def _imported(self, name: str) -> list[_Target]:
+        """What an import binds ``name`` to, if one does."""
         bound = self.bindings.get(name)
         return [bound] if bound else []
 
     def _local_target(self, index: int) -> _Target:
-        return _Target(None, self.ids[index], self.extraction.definitions[index].kind)
+        target = self._locals.get(index)
+        if target is None:
+            kind = self.extraction.definitions[index].kind
+            target = self._locals[index] = _Target(None, self.ids[index], kind)
+        return target
 
     def _member(self, target: _Target, name: str) -> list[_Target]:
         key = (target, name)
