@@ -361,6 +361,37 @@ def test_references_can_be_skipped_for_the_typing_path():
 # ---- imports -------------------------------------------------------------------------
 
 
+def test_definitions_and_imports_deep_in_bodies_are_found_past_stray_keywords():
+    # A body is walked only if its text holds ``def``, ``class`` or ``import``:
+    # each definition and import here is one level further than the last, the
+    # spellings vary, and the keywords also sit in names, strings and comments.
+    extraction = extract(
+        """\
+        def outer(default=None):  # the defaults
+            "classes are not defined here"
+            if default:
+                for x in range(3):
+                    try:
+                        import json
+                    finally:
+                        async\tdef inner():
+                            with open(x) as f:
+                                class \\
+                                    Deep:
+                                    def method(self): pass
+            undefined = "import nothing"
+            return undefined
+        """
+    )
+    assert [(d.qualified_name, d.kind) for d in extraction.definitions] == [
+        ("outer", NodeKind.FUNCTION),
+        ("outer.inner", NodeKind.FUNCTION),
+        ("outer.inner.Deep", NodeKind.CLASS),
+        ("outer.inner.Deep.method", NodeKind.METHOD),
+    ]
+    assert extraction.imports == [ImportRef("json", 0, None, "json")]
+
+
 def test_imports_of_every_shape_in_document_order():
     extraction = extract(
         """\
