@@ -7,7 +7,7 @@ functions in ``remora_lsp/convert.py``; nothing here knows about the protocol.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -132,6 +132,72 @@ class CodeNode:
     def with_changes(self, **changes: Any) -> CodeNode:
         """A copy with some fields replaced."""
         return replace(self, **changes)
+
+
+def _slot_setters(cls: type) -> tuple[Any, ...]:
+    """The setter of each field's slot, in declaration order."""
+    return tuple(getattr(cls, f.name).__set__ for f in fields(cls))
+
+
+assert tuple(f.name for f in fields(CodeNode)) == (
+    "id",
+    "kind",
+    "name",
+    "qualified_name",
+    "file_path",
+    "span",
+    "name_span",
+    "parent_id",
+    "source_hash",
+    "status",
+    "agent_status",
+), "build_node sets the fields in this order"
+(
+    _set_id,
+    _set_kind,
+    _set_name,
+    _set_qualified_name,
+    _set_file_path,
+    _set_span,
+    _set_name_span,
+    _set_parent_id,
+    _set_source_hash,
+    _set_status,
+    _set_agent_status,
+) = _slot_setters(CodeNode)
+
+
+def build_node(
+    id: str,
+    kind: NodeKind,
+    name: str,
+    qualified_name: str,
+    file_path: str,
+    span: Span,
+    name_span: Span,
+    parent_id: str | None,
+    source_hash: str,
+    status: NodeStatus = NodeStatus.ACTIVE,
+    agent_status: AgentStatus = AgentStatus.IDLE,
+) -> CodeNode:
+    """``CodeNode(...)`` at half the cost, for building nodes by the hundred
+    thousand (indexing, loading the store): a frozen dataclass's ``__init__``
+    goes through ``object.__setattr__`` per field; this sets each slot
+    directly. Same fields, same object.
+    """
+    node = object.__new__(CodeNode)
+    _set_id(node, id)
+    _set_kind(node, kind)
+    _set_name(node, name)
+    _set_qualified_name(node, qualified_name)
+    _set_file_path(node, file_path)
+    _set_span(node, span)
+    _set_name_span(node, name_span)
+    _set_parent_id(node, parent_id)
+    _set_source_hash(node, source_hash)
+    _set_status(node, status)
+    _set_agent_status(node, agent_status)
+    return node
 
 
 @dataclass(frozen=True, slots=True)

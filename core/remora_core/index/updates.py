@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
 from remora_core.index.identity import IdAssignment, assign_ids, new_id
-from remora_core.model import AgentStatus, CodeNode, NodeKind, NodeStatus, Span
+from remora_core.model import (
+    AgentStatus,
+    CodeNode,
+    NodeKind,
+    NodeStatus,
+    Span,
+    build_node,
+)
 
 if TYPE_CHECKING:
     from remora_core.discovery import FileExtraction
@@ -95,17 +102,18 @@ def apply_extraction(
         if _unchanged(before, definition, parent_id):
             nodes.append(before)
             continue
-        node = CodeNode(
-            id=node_id,
-            kind=definition.kind,
-            name=definition.name,
-            qualified_name=definition.qualified_name,
-            file_path=path,
-            span=definition.span,
-            name_span=definition.name_span,
-            parent_id=parent_id,
-            source_hash=definition.source_hash,
-            agent_status=before.agent_status if before else AgentStatus.IDLE,
+        node = build_node(
+            node_id,
+            definition.kind,
+            definition.name,
+            definition.qualified_name,
+            path,
+            definition.span,
+            definition.name_span,
+            parent_id,
+            definition.source_hash,
+            NodeStatus.ACTIVE,
+            before.agent_status if before else AgentStatus.IDLE,
         )
         if before is None or before.status is NodeStatus.ORPHANED:
             update.created.append(node_id)

@@ -20,6 +20,7 @@ from remora_core.model import (
     NodeKind,
     NodeStatus,
     Span,
+    build_node,
 )
 
 if TYPE_CHECKING:
@@ -144,18 +145,18 @@ def row_node(row: tuple) -> CodeNode:
         id_, kind, name, qualified, path, sl, sc, el, ec, sb, eb, span_ascii,
         nl, nsc, nec, nsb, neb, name_ascii, source_hash, parent, status, agent, _,
     ) = row  # fmt: skip
-    return CodeNode(
-        id=id_,
-        kind=_KINDS[kind],
-        name=name,
-        qualified_name=qualified,
-        file_path=path,
-        span=Span(sb, eb, sl, sc, el, ec, bool(span_ascii)),
-        name_span=Span(nsb, neb, nl, nsc, nl, nec, bool(name_ascii)),
-        parent_id=parent,
-        source_hash=source_hash,
-        status=_STATUSES[status],
-        agent_status=_AGENT_STATUSES[agent],
+    return build_node(
+        id_,
+        _KINDS[kind],
+        name,
+        qualified,
+        path,
+        Span(sb, eb, sl, sc, el, ec, bool(span_ascii)),
+        Span(nsb, neb, nl, nsc, nl, nec, bool(name_ascii)),
+        parent,
+        source_hash,
+        _STATUSES[status],
+        _AGENT_STATUSES[agent],
     )
 
 
