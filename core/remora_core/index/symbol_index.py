@@ -71,10 +71,12 @@ class _Table:
     def add(self, items: Iterable[tuple[str, int, str]]) -> None:
         """Index each (key, qualified-name length, id)."""
         table = self.ids
+        get = table.get
+        bounded = self.bounded
         for key, qlen, node_id in items:
-            if qlen < len(key):
-                self.bounded = False
-            buckets = table.get(key)
+            if bounded and qlen < len(key):
+                bounded = self.bounded = False
+            buckets = get(key)
             if buckets is None:
                 table[key] = {qlen: (node_id,)}
                 self._text = None
@@ -246,9 +248,12 @@ class SymbolIndex:
                 table.remove(items)
         by_length = self._by_length
         for node_id, qlen in zip(ids, lengths, strict=True):
+            bucket = by_length.get(qlen)
             if add:
-                by_length.setdefault(qlen, set()).add(node_id)
-            elif (bucket := by_length.get(qlen)) is not None:
+                if bucket is None:  # not ``setdefault``: a set built per id
+                    bucket = by_length[qlen] = set()
+                bucket.add(node_id)
+            elif bucket is not None:
                 bucket.discard(node_id)
         self._id_text = None
 
