@@ -107,6 +107,10 @@ class _Target(NamedTuple):
     kind: NodeKind | None = None
 
 
+_SELF_NAMES = frozenset({"self", "cls"})
+"""Heads looked up in the class of the method they are called from."""
+
+
 class FileResolver:
     """Resolves the references of one file against the project graph."""
 
@@ -152,10 +156,23 @@ class FileResolver:
             for target in self.import_targets
             if target != self.file_id
         }
-        # Call sites are unique per (owner, callee) (``extract_calls``).
+        # Call sites are unique per (owner, callee) (``extract_calls``); a
+        # callee whose head no scope of the file defines (``len``, ``os.path.
+        # join``) means the same from every owner: resolved once per file.
+        local_names = self.local_names
+        anywhere: dict[tuple[str, ...], list[_Target]] = {}
         for owner_index, parts in self.extraction.calls:
+            head = parts[0]
+            if head in local_names or (head in _SELF_NAMES and len(parts) > 1):
+                targets = self._resolve_call(owner_index, parts)
+            else:
+                targets = anywhere.get(parts)
+                if targets is None:
+                    targets = anywhere[parts] = self._resolve_call(-1, parts)
+            if not targets:
+                continue
             owner = self.ids[owner_index] if owner_index >= 0 else self.file_id
-            for target in self._resolve_call(owner_index, parts):
+            for target in targets:
                 if target.node_id is not None and target.kind is not NodeKind.FILE:
                     edges.add(Edge(owner, target.node_id, EdgeKind.CALLS))
         return sorted(edges, key=lambda e: (e.kind, e.from_id, e.to_id))
@@ -193,7 +210,7 @@ class FileResolver:
 
     def _resolve_call(self, owner: int, parts: tuple[str, ...]) -> list[_Target]:
         head, rest = parts[0], parts[1:]
-        if head in ("self", "cls") and rest:
+        if head in _SELF_NAMES and rest:
             klass = self._enclosing_class(owner)
             current = [self._local_target(klass)] if klass is not None else []
         else:
