@@ -522,9 +522,14 @@ class CodeGraph:
         return self._edges_by_file.get(path, [])
 
     def _link(self, edge: Edge) -> None:
-        out = self._out.setdefault(edge.from_id, defaultdict(set))
+        # ``get`` first: ``setdefault`` would build a defaultdict per edge.
+        out = self._out.get(edge.from_id)
+        if out is None:
+            out = self._out[edge.from_id] = defaultdict(set)
         out[edge.kind].add(edge.to_id)
-        into = self._in.setdefault(edge.to_id, defaultdict(set))
+        into = self._in.get(edge.to_id)
+        if into is None:
+            into = self._in[edge.to_id] = defaultdict(set)
         into[edge.kind].add(edge.from_id)
 
     def load(self, nodes: Iterable[CodeNode], edges: Iterable[Edge]) -> None:

@@ -94,9 +94,11 @@ def apply_extraction(
             ),
         )
     update = FileUpdate(path=path, file_id=file_node.id, ids=assignment.ids)
+    # Every id just minted (a file seen for the first time): no node before.
+    minted = len(assignment.created) == len(assignment.ids)
     nodes: list[CodeNode] = []
     for definition, node_id in zip(extraction.definitions, assignment.ids, strict=True):
-        before = previous.get(node_id) or graph.get(node_id)
+        before = None if minted else previous.get(node_id) or graph.get(node_id)
         parent = definition.parent
         parent_id = assignment.ids[parent] if parent >= 0 else file_node.id
         if _unchanged(before, definition, parent_id):
