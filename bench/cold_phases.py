@@ -43,8 +43,8 @@ from index_stdlib import (
     initialize,
     proc_fields,
     process_tree,
-    processes,
     python_files,
+    tree_processes,
 )
 from lspclient import LspClient
 
@@ -100,7 +100,7 @@ class Sampler(threading.Thread):
 
     def sample(self) -> None:
         """Take one sample now."""
-        table = processes()
+        table = tree_processes(self.root)
         for pid in process_tree(self.root, table):
             if pid == self.root:
                 self.server = table[pid][1]

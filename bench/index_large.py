@@ -77,9 +77,10 @@ from index_stdlib import (
     indexing_progress,
     initialize,
     proc_fields,
+    process_cpu,
     process_tree,
-    processes,
     python_files,
+    tree_processes,
 )
 from lspclient import LspClient, path_uri
 
@@ -201,7 +202,7 @@ class TreeSampler(threading.Thread):
 
     def sample(self) -> None:
         """Take one sample now."""
-        table = processes()
+        table = tree_processes(self.root)
         peaks = self.peaks
         self._ticks += 1
         full = self._ticks % FULL_EVERY == 1
@@ -387,9 +388,9 @@ async def start(
             return found, client
         found.first_outline_ms = await first_outline(client, opened)
         if symbols:
-            cpu = processes()[client.pid][1]
+            cpu = process_cpu(client.pid)
             await ask_symbols(client, found)
-            spent = processes()[client.pid][1] - cpu
+            spent = process_cpu(client.pid) - cpu
             found.symbol_cpu_ms = spent * 1000 / len(found.symbol_ms)
         await type_edits(Typist.on(client, opened), found, small)
         found.hwm_mb = _status_kb(client.pid, "VmHWM") / 1024
