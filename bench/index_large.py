@@ -155,7 +155,12 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
 
 
 def _is_model(pid: int, known: dict[int, bool]) -> bool:
-    if pid not in known:
+    """Whether ``pid`` is the embedded model's process. Only a yes is kept:
+    a process caught between its fork and its ``exec`` still shows the
+    server's command line, and a no kept then counted the model (100+ MB)
+    as the index for the rest of the start.
+    """
+    if not known.get(pid):
         try:
             known[pid] = MODEL_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
