@@ -222,6 +222,19 @@ class _Extractor:
             Span, (start, end, start_line, start_col, end_line, end_col, ascii_)
         )
 
+    def name_span(self, name: tree_sitter.Node) -> Span:
+        """:meth:`node_span` of a name: one line, so its end is its start
+        moved by its length (one point read instead of two).
+        """
+        if not self.points_are_lines:
+            return self.span(name.start_byte, name.end_byte)
+        start, end = name.start_byte, name.end_byte
+        line, column = name.start_point
+        ascii_ = self.all_ascii or self.text[start - column : end].isascii()
+        return _new(
+            Span, (start, end, line, column, line, column + end - start, ascii_)
+        )
+
     def _col(self, line: int, offset: int) -> int:
         return offset - self.lines.line_start(line)
 
@@ -291,10 +304,14 @@ class _Extractor:
                     name,
                     qualified,
                     self.node_span(outer, last),
-                    self.node_span(name_node, name_node),
+                    self.name_span(name_node),
                     parent,
                     source_hash(self.view[start:end]),
-                    self.inline_id(definition, name_node),
+                    (
+                        self.inline_id(definition, name_node)
+                        if self.read_inline_ids
+                        else None
+                    ),
                     outer.has_error,
                 ),
             )
