@@ -106,6 +106,14 @@ def _dotted_by_node(node: tree_sitter.Node) -> tuple[str, ...] | None:
     return tuple(parts)
 
 
+SPLIT_KEPT = 50_000
+"""Chain texts :data:`_split` keeps before it starts again (~8 MB)."""
+_split: dict[bytes, tuple[str, ...]] = {}
+"""Parts of the plain chain texts met so far, in any file this process read
+(``self.assertEqual``, ``os.path.join`` recur across a project): split once.
+Whether such a text is a chain is still checked in each file's tree."""
+
+
 _UNREAD: tuple[str, ...] | None = ("not", "read")
 """A name not decoded yet (compared by identity)."""
 
@@ -158,7 +166,9 @@ def extract_calls(
             site = (owner(start), parts)
             if get(site, start) >= start:
                 first[site] = start
-    chains: dict[bytes, tuple[str, ...]] = {}
+    if len(_split) > SPLIT_KEPT:
+        _split.clear()
+    chains = _split
     # A chain's text read as a chain once is read so again: its head token is
     # the same (an identifier) wherever the same text is called in the file,
     # and a file calls the same few chains over and over (``self.assertEqual``:
