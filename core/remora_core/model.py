@@ -1,8 +1,9 @@
 """The engine's vocabulary: nodes, their kinds and states, spans and edges.
 
-These are plain frozen dataclasses (cheap to build by the ten thousand, hashable,
-picklable across worker processes). The LSP adapter converts them with pure
-functions in ``remora_lsp/convert.py``; nothing here knows about the protocol.
+These are frozen dataclasses and named tuples (cheap to build by the ten
+thousand, hashable, picklable across worker processes). The LSP adapter
+converts them with pure functions in ``remora_lsp/convert.py``; nothing here
+knows about the protocol.
 """
 
 from __future__ import annotations
@@ -200,9 +201,13 @@ def build_node(
     return node
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """A directed relation between two node ids."""
+class Edge(NamedTuple):
+    """A directed relation between two node ids.
+
+    A named tuple, as spans are: edges live in sets by the ten thousand, and a
+    tuple is built, hashed and compared in C (a frozen dataclass ran Python
+    code for each).
+    """
 
     from_id: str
     to_id: str
