@@ -133,8 +133,7 @@ def processes() -> dict[int, tuple[int, float]]:
     for entry in os.listdir("/proc"):
         fields = _stat_fields(int(entry)) if entry.isdigit() else None
         if fields is not None:
-            cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
-            table[int(entry)] = (int(fields[1]), cpu)
+            table[int(entry)] = (int(fields[1]), _cpu_s(fields))
     return table
 
 
@@ -149,10 +148,19 @@ def _stat_fields(pid: int) -> list[str] | None:
     return text.rsplit(")", 1)[1].split()
 
 
+def _cpu_s(fields: list[str]) -> float:
+    """CPU seconds (utime + stime) of :func:`_stat_fields`."""
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds ``pid`` has used (0 once it is gone)."""
     fields = _stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else 0.0
+    return _cpu_s(fields) if fields else 0.0
+
+
+_CHILDREN_LISTED = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+"""Whether this kernel lists each thread's children (``CONFIG_PROC_CHILDREN``)."""
 
 
 def tree_processes(root: int) -> dict[int, tuple[int, float]]:
@@ -163,7 +171,7 @@ def tree_processes(root: int) -> dict[int, tuple[int, float]]:
     the server was timed on). Falls back to :func:`processes` on a kernel
     without those files.
     """
-    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+    if not _CHILDREN_LISTED:
         return processes()
     table: dict[int, tuple[int, float]] = {}
     todo = [root]
@@ -172,7 +180,7 @@ def tree_processes(root: int) -> dict[int, tuple[int, float]]:
         fields = _stat_fields(pid)
         if fields is None:  # gone meanwhile
             continue
-        table[pid] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+        table[pid] = (int(fields[1]), _cpu_s(fields))
         try:
             threads = os.listdir(f"/proc/{pid}/task")
         except OSError:

@@ -322,9 +322,9 @@ class _Extractor:
     def inline_id(
         self, definition: tree_sitter.Node, name_node: tree_sitter.Node
     ) -> str | None:
-        """The ``# rm_…`` comment ending the name line or the header's last line."""
-        if not self.read_inline_ids:
-            return None
+        """The ``# rm_…`` comment ending the name line or the header's last line
+        (asked only when :attr:`read_inline_ids`).
+        """
         lines = {self.lines.line_of(name_node.start_byte)}
         for child in definition.children:
             if child.type == ":":

@@ -120,12 +120,13 @@ def extract_tree(
         )
     if tree is not None and with_references and statements is None:
         statements = import_statements(tree, text, lines)
-    end_line = lines.line_count - 1
+    line_count = lines.line_count  # counted, not kept, when no starts are known
+    end_line = line_count - 1
     last_line = text[lines.last_line_start() :]
     return FileExtraction(
         path=path,
         content_hash=content_hash(text),
-        line_count=lines.line_count,
+        line_count=line_count,
         definitions=definitions,
         calls=extract_calls(tree, definitions) if tree and with_references else [],
         imports=extract_imports(statements) if statements is not None else [],

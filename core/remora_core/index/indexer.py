@@ -255,8 +255,9 @@ class Extractor:
         # 1.7 M lines: ~25k callbacks added and removed).
         finished: asyncio.Queue[asyncio.Future[list[FileExtraction | SkippedFile]]]
         finished = asyncio.Queue()
+        starts = range(0, len(paths), BATCH_SIZE)
         try:
-            for start in range(0, len(paths), BATCH_SIZE):
+            for start in starts:
                 batch = loop.run_in_executor(
                     pool,
                     extract_paths,
@@ -266,7 +267,7 @@ class Extractor:
                     self.read_inline_ids,
                 )
                 batch.add_done_callback(finished.put_nowait)
-            for _ in range(0, len(paths), BATCH_SIZE):
+            for _ in starts:
                 yield (await finished.get()).result()
         finally:
             self._pool = None
